@@ -1,0 +1,44 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck schemas clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.core: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.core
+
+## Grade the synthetic scenes offline, end to end (no network, no API key).
+demo: $(VENV)/.core
+	$(BIN)/groundeval demo --out runs/demo
+
+## Install the dev extras and run the whole test suite (lint included).
+test: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## mypy needs the namespace mapped as folders: a tree of symlinks under build/.
+typecheck: $(VENV)/.dev
+	rm -rf build/typecheck && mkdir -p build/typecheck/groundeval
+	for d in grounding programs state judges benchmarks; do ln -s ../../../$$d build/typecheck/groundeval/$$d; done
+	cd build/typecheck && ../../$(BIN)/mypy -p groundeval
+
+## Regenerate the checked-in JSON Schemas after changing a model.
+schemas: $(VENV)/.dev
+	$(BIN)/python -c "from pathlib import Path; from groundeval.state._schemas import *; [Path('state/schemas', SCHEMA_FILES[k]).write_text(schema_text(s)) for k, s in generate_schemas().items()]"
+
+clean:
+	rm -rf $(VENV) build runs .pytest_cache .ruff_cache .mypy_cache

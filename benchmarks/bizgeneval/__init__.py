@@ -1,0 +1,29 @@
+"""BizGenEval: checklist programs from the official JSONL and summaries in its shape."""
+
+from groundeval.benchmarks.bizgeneval._data import (
+    FAMILY_INSTRUCTIONS,
+    BizGenEvalDataError,
+    BizGenEvalItem,
+    image_stem,
+    load_bizgeneval,
+    row_program,
+)
+from groundeval.benchmarks.bizgeneval._summary import (
+    ReferenceScan,
+    scan_reference,
+    summarize_reference,
+    summarize_run,
+)
+
+__all__ = [
+    "FAMILY_INSTRUCTIONS",
+    "BizGenEvalDataError",
+    "BizGenEvalItem",
+    "ReferenceScan",
+    "image_stem",
+    "load_bizgeneval",
+    "row_program",
+    "scan_reference",
+    "summarize_reference",
+    "summarize_run",
+]

@@ -1,0 +1,94 @@
+"""The judge proposer: a multimodal model marks the help lines, in its own coordinates.
+
+The image, the target and last round's feedback go to the judge; its boxes,
+polygons, lines or points come back in the model's native convention and are
+converted once (in :mod:`groundeval.judges`) into pixels of the original image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groundeval.grounding._protocol import Proposal, ProposeRequest, register_proposer
+from groundeval.judges._coords import (
+    QWEN_MAX_PIXELS,
+    QWEN_MIN_PIXELS,
+    guess_convention,
+    qwen25_input_wh,
+)
+from groundeval.judges._grounding import build_propose_prompt, parse_proposal, propose_schema
+from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeRefusal
+
+
+@register_proposer("judge")
+class JudgeProposer:
+    """Asks the run's judge for help lines of the spec's helper kind."""
+
+    name = "judge"
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        """One proposal call; elements that fail to parse are dropped and listed in params."""
+        judge = request.judge
+        if judge is None:
+            raise JudgeRefusal("the judge proposer needs a model judge (--judge ...)")
+        spec = request.spec
+        size_wh = (int(request.image.size_wh[0]), int(request.image.size_wh[1]))
+        convention = getattr(judge, "box_convention", None) or guess_convention(
+            judge.spec, judge.model
+        )
+        input_wh = None
+        if convention == "qwen25_px":
+            input_wh = qwen25_input_wh(
+                size_wh,
+                min_pixels=int(spec.params.get("min_pixels", QWEN_MIN_PIXELS)),
+                max_pixels=int(spec.params.get("max_pixels", QWEN_MAX_PIXELS)),
+            )
+        fb = request.feedback
+        prompt = build_propose_prompt(
+            helper=spec.helper,
+            target=spec.target,
+            ask=request.ask,
+            fields=spec.fields,
+            convention=convention,
+            size_wh=size_wh,
+            input_wh=input_wh,
+            accepted=fb.accepted,
+            rejected=fb.rejected,
+            missing=fb.missing,
+        )
+        call = JudgeCall(
+            task="propose",
+            prompt=prompt,
+            images=(request.image,),
+            response_schema=propose_schema(spec.helper, spec.fields, convention),
+            item_id=request.item_id,
+            context={
+                "question_id": request.question_id,
+                "helper": spec.helper,
+                "target": spec.target,
+                "round": fb.round_index,
+                "box_convention": convention,
+                "size_wh": list(size_wh),
+                "input_wh": list(input_wh) if input_wh else None,
+            },
+        )
+        reply = await judge.generate(call)
+        try:
+            elements, dropped = parse_proposal(
+                reply.text,
+                helper=spec.helper,
+                fields=spec.fields,
+                convention=convention,
+                size_wh=size_wh,
+                input_wh=input_wh,
+            )
+        except ValueError as exc:
+            raise JudgeError(
+                f"judge proposal for {request.question_id}: {exc}", reason="bad proposal"
+            ) from None
+        params: dict[str, Any] = {"box_convention": convention}
+        if input_wh:
+            params["input_wh"] = list(input_wh)
+        if dropped:
+            params["dropped"] = dropped
+        return Proposal(elements=elements, raw=reply.text, params=params)

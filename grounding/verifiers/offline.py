@@ -1,0 +1,248 @@
+"""The offline verifier: geometric and schema sanity, decided by code with no model.
+
+It cannot tell whether a box really holds a die; it can tell whether the box is
+inside the image, big enough to mean something, not a copy of another box, that
+its fields match the program's JSON Schemas, and whether the count is within
+what the spec allows. Each rejected element gets a reason the next round (and a
+person reading the state file) can act on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from shapely.errors import GEOSException
+
+from groundeval.grounding._geometry import geometry_of, iou, iou_matrix_xyxy
+from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
+from groundeval.programs._model import GroundSpec
+from groundeval.state import Element
+
+HELPER_KINDS: dict[str, tuple[str, ...]] = {
+    "boxes": ("box",),
+    "text": ("box",),
+    "boundary": ("polygon",),
+    "line": ("line", "ray"),
+    "points": ("point",),
+}
+"""Element kinds each helper may return."""
+
+SETTINGS_KEY = "offline_verifier"
+"""Key in ``GroundSpec.params`` whose dict overrides :class:`OfflineVerifier` settings."""
+
+
+@register_verifier("offline")
+@dataclass(frozen=True)
+class OfflineVerifier:
+    """Accepts an element only if it passes every check below (first failure is the reason).
+
+    Settings can be overridden per question with ``params: {offline_verifier: {...}}``.
+    """
+
+    name: str = "offline"
+    min_size_px: float = 3.0
+    """Smallest width and height of a box or polygon, and shortest line."""
+    inside_tolerance: float = 0.02
+    """How far outside the image a point may lie, as a share of the image's long side."""
+    duplicate_iou: float = 0.7
+    """Boxes or polygons overlapping an earlier one by this IoU are copies."""
+    duplicate_px: float = 3.0
+    """Points, lines and rays whose points all lie this close to an earlier one are copies."""
+
+    async def verify(self, request: VerifyRequest) -> Verification:
+        """Give every element a verdict; say what is missing when there are too few."""
+        height, width = request.image_bgr.shape[:2]
+        settings = self.with_overrides(request.spec.params.get(SETTINGS_KEY) or {})
+        return settings.check(request.elements, request.spec, (width, height))
+
+    def with_overrides(self, overrides: dict[str, Any]) -> OfflineVerifier:
+        """A copy with settings taken from a program's params (unknown keys are an error)."""
+        known = {f.name for f in fields(self)} - {"name"}
+        if not isinstance(overrides, dict) or set(overrides) - known:
+            bad = sorted(set(overrides) - known) if isinstance(overrides, dict) else overrides
+            raise ValueError(
+                f"params.{SETTINGS_KEY}: unknown setting(s) {bad}; known: {sorted(known)}"
+            )
+        values: dict[str, Any] = {}
+        for key, value in overrides.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(
+                    f"params.{SETTINGS_KEY}.{key}: expected a number >= 0, got {value!r}"
+                )
+            values[key] = float(value)
+        return replace(self, **values)
+
+    def check(
+        self, elements: list[Element], spec: GroundSpec, size_wh: tuple[int, int]
+    ) -> Verification:
+        """The verdicts, synchronously (the protocol method wraps this)."""
+        validators = _field_validators(spec)
+        reasons: dict[int, str] = {}
+        for e in elements:
+            reason = self._problem(e, spec.helper, size_wh, validators)
+            if reason:
+                reasons[e.id] = reason
+        self._mark_duplicates(elements, reasons)
+        missing = self._count(elements, spec, reasons)
+        judged = [
+            e.model_copy(
+                update={
+                    "verdict": "rejected" if e.id in reasons else "accepted",
+                    "reason": reasons.get(e.id, "passes the offline checks"),
+                }
+            )
+            for e in elements
+        ]
+        return Verification(judged, missing=missing, raw="")
+
+    def _problem(
+        self,
+        e: Element,
+        helper: str,
+        size_wh: tuple[int, int],
+        validators: dict[str, Draft202012Validator],
+    ) -> str:
+        allowed = HELPER_KINDS.get(helper)
+        if allowed and e.kind not in allowed:
+            return f"a {e.kind} is not a {helper} help line (expected {' or '.join(allowed)})"
+        points = element_points(e)
+        if not all(math.isfinite(v) for p in points for v in p):
+            return "coordinates are not finite numbers"
+        width, height = size_wh
+        tol = self.inside_tolerance * max(width, height)
+        outside = [
+            p for p in points if not (-tol <= p[0] <= width + tol and -tol <= p[1] <= height + tol)
+        ]
+        if outside:
+            x, y = outside[0]
+            return f"outside the {width}x{height} image (point {x:.1f}, {y:.1f})"
+        small = self._too_small(e, points)
+        if small:
+            return small
+        for name, validator in validators.items():
+            if name not in e.fields:
+                return f"field {name!r} is missing"
+            error = next(iter(validator.iter_errors(e.fields[name])), None)
+            if error is not None:
+                return f"field {name!r}: {error.message}"
+        return ""
+
+    def _too_small(self, e: Element, points: list[tuple[float, float]]) -> str:
+        x1, y1, x2, y2 = element_xyxy(e)
+        m = self.min_size_px
+        if e.kind in ("box", "polygon") and (x2 - x1 < m or y2 - y1 < m):
+            return f"smaller than {m:g} px ({x2 - x1:.1f} x {y2 - y1:.1f})"
+        if e.kind == "polygon" and _shoelace(points) < m * m:
+            return f"polygon encloses less than {m * m:g} px² (degenerate or self-crossing)"
+        if e.kind in ("line", "ray") and math.dist(points[0], points[1]) < m:
+            return f"shorter than {m:g} px"
+        return ""
+
+    def _mark_duplicates(self, elements: list[Element], reasons: dict[int, str]) -> None:
+        kept: list[Element] = []
+        for e in elements:
+            if e.id in reasons:
+                continue
+            twin = next((k for k in kept if self.same_object(k, e)), None)
+            if twin is None:
+                kept.append(e)
+            else:
+                reasons[e.id] = f"near-duplicate of #{twin.id}"
+
+    def same_object(self, a: Element, b: Element) -> bool:
+        """True when ``b`` marks the same thing as ``a`` (same kind, near-identical geometry)."""
+        if a.kind != b.kind:
+            return False
+        if a.kind in ("box", "polygon"):
+            return _area_iou(a, b) >= self.duplicate_iou
+        pa, pb = element_points(a), element_points(b)
+        if len(pa) != len(pb):
+            return False
+        close = all(math.dist(p, q) <= self.duplicate_px for p, q in zip(pa, pb, strict=True))
+        if a.kind == "line" and not close:
+            close = all(
+                math.dist(p, q) <= self.duplicate_px for p, q in zip(pa, pb[::-1], strict=True)
+            )
+        return close
+
+    def _count(
+        self, elements: list[Element], spec: GroundSpec, reasons: dict[int, str]
+    ) -> list[str]:
+        """Too few -> what is missing; too many -> the least confident / smallest are rejected."""
+        good = [e for e in elements if e.id not in reasons]
+        n = len(good)
+        if spec.min_count is not None and n < spec.min_count:
+            return [
+                f"{spec.min_count - n} more {spec.helper} needed: {n} passed the checks, "
+                f"the spec wants at least {spec.min_count}"
+            ]
+        if spec.max_count is not None and n > spec.max_count:
+            excess = sorted(good, key=lambda e: (_confidence(e), _extent(e), -e.id))
+            for e in excess[: n - spec.max_count]:
+                reasons[e.id] = (
+                    f"{n} elements passed but the spec allows at most {spec.max_count}; "
+                    "this is among the least confident / smallest"
+                )
+        return []
+
+
+def element_points(e: Element) -> list[tuple[float, float]]:
+    """The element's defining points (a box gives its two corners)."""
+    if e.xyxy_px is not None:
+        x1, y1, x2, y2 = e.xyxy_px
+        return [(x1, y1), (x2, y2)]
+    return [(float(p[0]), float(p[1])) for p in e.points_px or []]
+
+
+def element_xyxy(e: Element) -> tuple[float, float, float, float]:
+    """Axis-aligned bounds of any element, in pixels."""
+    pts = element_points(e)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _area_iou(a: Element, b: Element) -> float:
+    """Box IoU, or true polygon IoU (bounds IoU when a polygon is too broken for shapely)."""
+    if a.kind == "polygon":
+        try:
+            return float(iou(geometry_of(a), geometry_of(b)))
+        except (ValueError, GEOSException):
+            pass
+    boxes = np.array([element_xyxy(a), element_xyxy(b)])
+    return float(iou_matrix_xyxy(boxes[:1], boxes[1:])[0, 0])
+
+
+def _field_validators(spec: GroundSpec) -> dict[str, Draft202012Validator]:
+    validators = {}
+    for name, schema in spec.fields.items():
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise ValueError(
+                f"ground.fields.{name}: not a valid JSON Schema ({exc.message})"
+            ) from exc
+        validators[name] = Draft202012Validator(schema)
+    return validators
+
+
+def _shoelace(points: list[tuple[float, float]]) -> float:
+    xs = np.array([p[0] for p in points])
+    ys = np.array([p[1] for p in points])
+    return float(abs(np.dot(xs, np.roll(ys, -1)) - np.dot(ys, np.roll(xs, -1))) / 2)
+
+
+def _confidence(e: Element) -> float:
+    value = e.fields.get("confidence", 1.0)
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 1.0
+
+
+def _extent(e: Element) -> float:
+    x1, y1, x2, y2 = element_xyxy(e)
+    if e.kind in ("box", "polygon"):
+        return (x2 - x1) * (y2 - y1)
+    return math.hypot(x2 - x1, y2 - y1)

@@ -1,0 +1,201 @@
+"""Coordinate conventions of judges, converted once into pixels of the original image.
+
+Every model answers geometry in its own convention. This module is the only
+place that knows them; everything past it works in ``xyxy_px`` (floats, pixels
+of the original image, origin top-left, x1 <= x2, y1 <= y2).
+
+Conventions:
+
+- ``box_2d_1000``: Gemini. Boxes ``[ymin, xmin, ymax, xmax]`` and points ``[y, x]``
+  on a 0-1000 grid over the whole image.
+- ``qwen25_px``: Qwen2.5-VL. Boxes ``[x1, y1, x2, y2]`` and points ``[x, y]`` in
+  pixels of the model's resized input (sides multiples of 28, see
+  :func:`qwen25_input_wh`).
+- ``xyxy_1000``: Qwen3-VL and others. ``[x1, y1, x2, y2]`` on a 0-1000 grid.
+- ``xyxy_norm``: normalised ``[x1, y1, x2, y2]`` in 0-1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+BoxConvention = Literal["box_2d_1000", "qwen25_px", "xyxy_1000", "xyxy_norm"]
+CONVENTIONS: tuple[str, ...] = ("box_2d_1000", "qwen25_px", "xyxy_1000", "xyxy_norm")
+
+QWEN_FACTOR = 28
+QWEN_MIN_PIXELS = 4 * 28 * 28
+QWEN_MAX_PIXELS = 16384 * 28 * 28
+_SLACK = 0.02
+"""Fraction of the range a coordinate may overshoot before it is an error (then clamped)."""
+
+
+def guess_convention(spec: str, model: str) -> BoxConvention:
+    """The convention a model was trained on, from its spec and name.
+
+    >>> guess_convention("gemini:gemini-2.5-flash", "gemini-2.5-flash")
+    'box_2d_1000'
+    >>> guess_convention("openai:Qwen2.5-VL-7B@http://h/v1", "Qwen2.5-VL-7B")
+    'qwen25_px'
+    """
+    name = model.lower().replace("_", "-").replace(" ", "")
+    if spec.startswith("gemini") or "gemini" in name:
+        return "box_2d_1000"
+    if "qwen2.5-vl" in name or "qwen2.5vl" in name or "qwen2-5-vl" in name:
+        return "qwen25_px"
+    if "qwen3-vl" in name or "qwen3vl" in name:
+        return "xyxy_1000"
+    return "xyxy_norm"
+
+
+def qwen25_input_wh(
+    size_wh: tuple[int, int],
+    *,
+    factor: int = QWEN_FACTOR,
+    min_pixels: int = QWEN_MIN_PIXELS,
+    max_pixels: int = QWEN_MAX_PIXELS,
+) -> tuple[int, int]:
+    """Size of the image Qwen2.5-VL actually sees: both sides multiples of ``factor``.
+
+    Each side is rounded to the nearest multiple of ``factor``; if the area then
+    leaves ``[min_pixels, max_pixels]`` both sides are scaled by one factor that
+    brings it back inside, rounding towards the range.
+
+    >>> qwen25_input_wh((1000, 500))
+    (1008, 504)
+    >>> qwen25_input_wh((10, 10))
+    (56, 56)
+    """
+    width, height = size_wh
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {size_wh}")
+    if max(width, height) / min(width, height) > 200:
+        raise ValueError(f"aspect ratio of {size_wh} is beyond what Qwen2.5-VL accepts (200)")
+    new_h = max(factor, round(height / factor) * factor)
+    new_w = max(factor, round(width / factor) * factor)
+    if new_h * new_w > max_pixels:
+        scale = math.sqrt(height * width / max_pixels)
+        new_h = max(factor, math.floor(height / scale / factor) * factor)
+        new_w = max(factor, math.floor(width / scale / factor) * factor)
+    elif new_h * new_w < min_pixels:
+        scale = math.sqrt(min_pixels / (height * width))
+        new_h = math.ceil(height * scale / factor) * factor
+        new_w = math.ceil(width * scale / factor) * factor
+    return new_w, new_h
+
+
+def _grid_wh(
+    convention: str, size_wh: tuple[int, int], input_wh: tuple[int, int] | None
+) -> tuple[float, float]:
+    """Extent of the model's coordinate grid along x and y."""
+    if convention in ("box_2d_1000", "xyxy_1000"):
+        return 1000.0, 1000.0
+    if convention == "xyxy_norm":
+        return 1.0, 1.0
+    if convention == "qwen25_px":
+        w, h = input_wh or qwen25_input_wh(size_wh)
+        return float(w), float(h)
+    raise ValueError(f"unknown box convention {convention!r}; expected one of {CONVENTIONS}")
+
+
+def _numbers(values: Any, count: int, what: str) -> list[float]:
+    """Exactly ``count`` finite numbers, or a ValueError that says what came instead."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"{what} must be a list of {count} numbers, got {values!r:.80}")
+    if len(values) != count:
+        raise ValueError(f"{what} must have {count} numbers, got {len(values)}")
+    out: list[float] = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"{what} must hold numbers, got {v!r:.40}")
+        if not math.isfinite(v):
+            raise ValueError(f"{what} holds a non-finite number {v!r}")
+        out.append(float(v))
+    return out
+
+
+def _scale(value: float, grid: float, pixels: int, what: str) -> float:
+    """Map one coordinate from grid units to pixels, clamping a small overshoot."""
+    if value < -_SLACK * grid or value > (1 + _SLACK) * grid:
+        raise ValueError(f"{what} {value:g} is outside the grid 0..{grid:g}")
+    return min(max(value, 0.0), grid) / grid * pixels
+
+
+def point_to_px(
+    values: Any,
+    convention: str,
+    size_wh: tuple[int, int],
+    *,
+    input_wh: tuple[int, int] | None = None,
+) -> list[float]:
+    """One point in the judge's convention -> ``[x, y]`` in original pixels."""
+    a, b = _numbers(values, 2, "point")
+    gx, gy = _grid_wh(convention, size_wh, input_wh)
+    x, y = (b, a) if convention == "box_2d_1000" else (a, b)
+    return [_scale(x, gx, size_wh[0], "x"), _scale(y, gy, size_wh[1], "y")]
+
+
+def box_to_xyxy_px(
+    values: Any,
+    convention: str,
+    size_wh: tuple[int, int],
+    *,
+    input_wh: tuple[int, int] | None = None,
+) -> list[float]:
+    """One box in the judge's convention -> ``[x1, y1, x2, y2]`` in original pixels.
+
+    Corners given in the wrong order are sorted; a box with no area is an error.
+
+    >>> box_to_xyxy_px([100, 200, 300, 400], "box_2d_1000", (2000, 1000))
+    [400.0, 100.0, 800.0, 300.0]
+    """
+    a, b, c, d = _numbers(values, 4, "box")
+    if convention == "box_2d_1000":
+        x1, y1, x2, y2 = b, a, d, c
+    else:
+        x1, y1, x2, y2 = a, b, c, d
+    gx, gy = _grid_wh(convention, size_wh, input_wh)
+    w, h = size_wh
+    xs = sorted((_scale(x1, gx, w, "x1"), _scale(x2, gx, w, "x2")))
+    ys = sorted((_scale(y1, gy, h, "y1"), _scale(y2, gy, h, "y2")))
+    if xs[0] == xs[1] or ys[0] == ys[1]:
+        raise ValueError(f"box {values!r} has no area")
+    return [xs[0], ys[0], xs[1], ys[1]]
+
+
+def xyxy_px_to_box(
+    xyxy_px: Sequence[float],
+    convention: str,
+    size_wh: tuple[int, int],
+    *,
+    input_wh: tuple[int, int] | None = None,
+) -> list[float]:
+    """The inverse: a box in original pixels, expressed in the judge's convention.
+
+    Used to show a judge its own earlier proposals in the numbers it speaks.
+    """
+    x1, y1, x2, y2 = xyxy_px
+    gx, gy = _grid_wh(convention, size_wh, input_wh)
+    w, h = size_wh
+    nx1, nx2 = x1 / w * gx, x2 / w * gx
+    ny1, ny2 = y1 / h * gy, y2 / h * gy
+    digits = 3 if convention == "xyxy_norm" else 0
+    out = [nx1, ny1, nx2, ny2] if convention != "box_2d_1000" else [ny1, nx1, ny2, nx2]
+    return [round(v, digits) for v in out]
+
+
+def px_to_point(
+    point_px: Sequence[float],
+    convention: str,
+    size_wh: tuple[int, int],
+    *,
+    input_wh: tuple[int, int] | None = None,
+) -> list[float]:
+    """A point in original pixels, expressed in the judge's convention."""
+    gx, gy = _grid_wh(convention, size_wh, input_wh)
+    x = point_px[0] / size_wh[0] * gx
+    y = point_px[1] / size_wh[1] * gy
+    digits = 3 if convention == "xyxy_norm" else 0
+    out = [y, x] if convention == "box_2d_1000" else [x, y]
+    return [round(v, digits) for v in out]

@@ -1,0 +1,159 @@
+"""Judge spec strings -> backends, and the builder that wraps them in middleware.
+
+SDKs are imported lazily inside each backend, so ``offline`` and ``replay:``
+work without them and a missing SDK says what to install.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from groundeval.judges._account import Account, load_prices
+from groundeval.judges._cache import DiskCache
+from groundeval.judges._cassette import CassetteWriter, ReplayJudge
+from groundeval.judges._middleware import (
+    AccountingLayer,
+    CacheLayer,
+    LimitLayer,
+    RecordingLayer,
+    RetryLayer,
+    Scrubber,
+)
+from groundeval.judges._offline import OfflineJudge
+from groundeval.judges._protocol import Judge
+
+SPECS = "offline, gemini:<model>, openai:<model>@<base_url> or replay:<cassette>"
+_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY")
+
+
+def make_judge(spec: str | None, **options: Any) -> Judge:
+    """Build the bare backend named by a spec string (``offline`` when none is given).
+
+    Args:
+        spec: ``offline``, ``gemini:<model>``, ``openai:<model>[@<base_url>]`` or
+            ``replay:<cassette.jsonl>``.
+        **options: backend options: ``api_key``, ``base_url``, ``temperature``,
+            ``seed``, ``thinking``, ``max_output_tokens``, ``timeout_s`` and, for
+            OpenAI-compatible servers, ``box_convention``.
+
+    Raises:
+        ValueError: the spec names no known backend or lacks its model.
+    """
+    if spec in (None, "", "offline"):
+        return OfflineJudge()
+    kind, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
+    options = {k: v for k, v in options.items() if v is not None}
+    if kind == "gemini":
+        from groundeval.judges._gemini import GeminiJudge
+
+        options.pop("box_convention", None)
+        return GeminiJudge(rest, **options)
+    if kind == "openai":
+        from groundeval.judges._openai import OpenAIJudge, split_spec
+
+        model, url = split_spec(rest)
+        options.setdefault("base_url", url)
+        options.pop("thinking", None)
+        return OpenAIJudge(model, **options)
+    if kind == "replay":
+        return ReplayJudge(rest)
+    raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
+
+
+def build_judge(
+    spec: str | None,
+    *,
+    cache_dir: str | Path | None = None,
+    record: str | Path | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    concurrency: int = 8,
+    retries: int = 5,
+    backoff_s: tuple[float, float] = (1.0, 60.0),
+    prices: Mapping[str, Any] | str | Path | None = None,
+    account: Account | None = None,
+    **options: Any,
+) -> Judge:
+    """The judge a run uses: a backend wrapped in cache, recorder, retries, limits, accounting.
+
+    Args:
+        spec: backend spec string, see :func:`make_judge`.
+        cache_dir: folder of the content-addressed reply cache, shared across runs;
+            ``None`` disables caching.
+        record: JSONL cassette to append every answered call to (``replay:`` serves it).
+        rpm: requests per minute allowed (``None``: unlimited).
+        tpm: tokens per minute allowed, estimated before each call (``None``: unlimited).
+        concurrency: most calls in flight at once, across all items.
+        retries: attempts per call, the first included, for 429 / 5xx / timeouts.
+        backoff_s: first and largest wait between attempts, in seconds (plus up to
+            one first-wait of jitter); a server's Retry-After wins when longer.
+        prices: price table overrides, ``{model: {input, output, thinking}}`` in
+            dollars per million tokens, or a JSON/YAML file of them.
+        account: where totals are kept (a new one when ``None``); also ``judge.account``.
+        **options: passed to the backend (``api_key``, ``base_url``, ``temperature``,
+            ``seed``, ``thinking``, ``max_output_tokens``, ``timeout_s``, ``box_convention``).
+
+    Returns:
+        A :class:`Judge`; ``judge.account`` holds calls, tokens, seconds and cost.
+    """
+    if spec and spec.startswith("gemini:"):
+        options.setdefault("max_connections", concurrency)
+    backend = make_judge(spec, **options)
+    return wrap_judge(
+        backend,
+        cache_dir=cache_dir,
+        record=record,
+        rpm=rpm,
+        tpm=tpm,
+        concurrency=concurrency,
+        retries=retries,
+        backoff_s=backoff_s,
+        prices=prices,
+        account=account,
+        secrets=[options.get("api_key")],
+    )
+
+
+def wrap_judge(
+    backend: Judge,
+    *,
+    cache_dir: str | Path | None = None,
+    record: str | Path | None = None,
+    rpm: float | None = None,
+    tpm: float | None = None,
+    concurrency: int = 8,
+    retries: int = 5,
+    backoff_s: tuple[float, float] = (1.0, 60.0),
+    prices: Mapping[str, Any] | str | Path | None = None,
+    account: Account | None = None,
+    secrets: list[str | None] | None = None,
+) -> Judge:
+    """Wrap any backend (your own, a :class:`ScriptedJudge`) in the run middleware.
+
+    Arguments as in :func:`build_judge`; ``secrets`` are extra strings to scrub
+    from stored text and error messages (the usual API-key variables always are).
+    """
+    account = account or Account()
+    scrub = Scrubber([*(secrets or []), *(os.environ.get(v) for v in _KEY_VARS)])
+    judge: Judge = backend
+    if not isinstance(backend, (OfflineJudge, ReplayJudge)):
+        judge = LimitLayer(judge, concurrency=concurrency, rpm=rpm, tpm=tpm)
+        initial, largest = backoff_s
+        judge = RetryLayer(
+            judge,
+            attempts=retries,
+            initial_s=initial,
+            max_wait_s=largest,
+            jitter_s=initial,
+            account=account,
+        )
+        if cache_dir is not None:
+            judge = CacheLayer(judge, DiskCache(cache_dir), scrub)
+    if record is not None and not isinstance(backend, OfflineJudge):
+        judge = RecordingLayer(judge, CassetteWriter(record), scrub)
+    return AccountingLayer(judge, account, load_prices(prices), scrub)

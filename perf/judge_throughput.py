@@ -1,0 +1,164 @@
+"""Judge throughput: N items through the real SDK + middleware against a local fake API.
+
+The fake server (a separate process, stdlib ThreadingHTTPServer on 127.0.0.1)
+answers every call after a fixed latency. With concurrency C and latency L the
+ideal wall time is ceil(N / C) * L; the script prints achieved/ideal efficiency
+(ideal / achieved, goal >= 0.90), calls per item and peak RSS of the client.
+
+    .venv/bin/python perf/judge_throughput.py --items 2000 --concurrency 64 --latency 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import multiprocessing
+import os
+import resource
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from groundeval.judges import (
+    JudgeCall,
+    JudgeReply,
+    QuestionRef,
+    ask_questions,
+    build_judge,
+    wrap_judge,
+)
+from groundeval.judges._fakeapi import (
+    answers_for,
+    gemini_body,
+    gemini_request_parts,
+    openai_body,
+    openai_request_parts,
+    tiny_png,
+)
+from groundeval.state import Usage
+
+
+class SleepJudge:
+    """No SDK, no HTTP: isolates the cost of groundeval's own layers."""
+
+    spec = "null"
+    model = "null"
+
+    def __init__(self, latency: float) -> None:
+        self.params: dict = {}
+        self.latency = latency
+
+    async def generate(self, call: JudgeCall) -> JudgeReply:
+        await asyncio.sleep(self.latency)
+        return JudgeReply(answers_for(call.prompt), Usage(calls=1))
+
+
+def serve(port_queue: multiprocessing.Queue, latency: float, kind: str) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            parts = gemini_request_parts if kind == "gemini" else openai_request_parts
+            _, text = parts(body)
+            time.sleep(latency)
+            reply = answers_for(text)
+            out = gemini_body(reply) if kind == "gemini" else openai_body(reply)
+            data = json.dumps(out).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 256
+
+    server = Server(("127.0.0.1", 0), Handler)
+    port_queue.put(server.server_address[1])
+    server.serve_forever()
+
+
+async def grade(judge, items: int) -> tuple[int, int]:
+    image = tiny_png(64, 48)
+    questions = [QuestionRef("q1", "Is there a disc?"), QuestionRef("q2", "Is it white?")]
+
+    async def one(i: int) -> int:
+        answers, _ = await ask_questions(
+            judge, [image], questions, item_id=f"item{i}", prompt=f"item {i}"
+        )
+        return sum(a.result is True for a in answers.values())
+
+    done = await asyncio.gather(*(one(i) for i in range(items)))
+    return sum(done), items * len(questions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--backend", choices=["gemini", "openai", "null"], default="gemini")
+    args = parser.parse_args(argv)
+
+    ports: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(
+        target=serve, args=(ports, args.latency, args.backend), daemon=True
+    )
+    server.start()
+    try:
+        port = ports.get(timeout=10)
+        url = f"http://127.0.0.1:{port}"
+        layers = {"concurrency": args.concurrency, "retries": 2, "backoff_s": (0.05, 0.5)}
+        if args.backend == "null":
+            judge = wrap_judge(SleepJudge(args.latency), **layers)
+        else:
+            spec, options = (
+                ("gemini:gemini-2.5-flash", {"base_url": url + "/"})
+                if args.backend == "gemini"
+                else (f"openai:fake@{url}/v1", {})
+            )
+            judge = build_judge(
+                spec, api_key="perf-key-not-secret", timeout_s=30, **layers, **options
+            )
+        cpu0 = time.process_time()
+        start = time.perf_counter()
+        yes, asked = asyncio.run(grade(judge, args.items))
+        elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu0
+    finally:
+        server.terminate()
+        server.join(5)
+    ideal = math.ceil(args.items / args.concurrency) * args.latency
+    account = judge.account
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    how = "in-process sleep, no SDK" if args.backend == "null" else "real SDK over 127.0.0.1"
+    print(f"backend            {args.backend} ({how})")
+    print(
+        f"items              {args.items}  concurrency {args.concurrency}  "
+        f"latency {args.latency * 1000:.0f} ms"
+    )
+    print(f"answered yes       {yes}/{asked}")
+    print(f"wall time          {elapsed:.2f} s   ideal {ideal:.2f} s")
+    print(f"efficiency         {ideal / elapsed:.3f}  (ideal/achieved, goal >= 0.90)")
+    print(
+        f"calls per item     {account.total.calls / args.items:.3f}  "
+        f"(retries {account.retries}, errors {dict(account.errors)})"
+    )
+    print(f"throughput         {account.total.calls / elapsed:.1f} calls/s")
+    print(
+        f"client CPU         {cpu:.2f} s = {1000 * cpu / max(1, account.total.calls):.2f} ms "
+        f"per call ({cpu / elapsed:.0%} of one core); load avg {os.getloadavg()[0]:.1f}"
+    )
+    print(f"peak RSS (client)  {rss_mb:.0f} MB")
+    return 0 if yes == asked else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Rescore speed: 10,000 items x 10 decisions, against a bare json.loads of the same files.
+
+Builds a run folder (2 judge gates, 4 judge hard questions, 4 checks over one
+grounding state per item), then times `rescore_run` and a plain json.loads of
+results.jsonl plus every state file. Prints items/s, peak RSS and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from groundeval.programs._loaders import dump_programs_jsonl
+from groundeval.programs._model import Program
+from groundeval.programs._rescore import rescore_run
+from groundeval.programs._run import write_summary
+from groundeval.state import Decision, Element, ItemResult, ItemUsage, Provenance, StateFile
+from groundeval.state._store import RunStore
+
+CHECKS = ["count(elements) == 5", "sum(e.pips for e in elements) == 17",
+          "all(e.pips >= 1 for e in elements)", "max(e.pips for e in elements) == 6"]
+
+
+def program() -> Program:
+    ground = {"helper": "boxes", "proposer": "opencv.dice"}
+    hard = [{"id": f"d{i}", "ask": f"Direct {i}?"} for i in range(4)]
+    hard.append({"id": "c0", "ask": "Five dice?", "ground": ground, "check": CHECKS[0]})
+    hard += [{"id": f"c{i}", "ask": f"Check {i}?", "uses": "c0", "check": CHECKS[i]} for i in range(1, 4)]
+    return Program.model_validate({
+        "id": "dice", "gates": [{"id": "g0", "ask": "A die?"}, {"id": "g1", "ask": "A table?"}],
+        "hard": hard,
+    })
+
+
+def build(root: Path, n: int) -> None:
+    store = RunStore(root)
+    prog = program()
+    store.start({"judge": "scripted"}, dump_programs_jsonl([prog]), resume=False)
+    from groundeval.programs._checks import run_check
+
+    for i in range(n):
+        item = f"item-{i:05d}"
+        elements = [Element(id=k + 1, kind="box", xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
+                            fields={"pips": (i + k) % 6 + 1}) for k in range(5)]
+        state = StateFile(item_id=item, question_id="c0", image_sha256="0" * 64, image_size_wh=[64, 32],
+                          helper="boxes", elements=elements, status="grounded",
+                          provenance=Provenance(toolkit_version="perf"))
+        rel = store.write_state(state)
+        decisions = [Decision(question_id=g, kind="gate", outcome="pass", score=1.0, source="judge",
+                              reason="visible") for g in ("g0", "g1")]
+        decisions += [Decision(question_id=f"d{k}", kind="hard", outcome="pass", score=1.0,
+                               source="judge", reason="yes") for k in range(4)]
+        for k, q in enumerate(prog.hard[4:]):
+            trace = run_check(CHECKS[k], state)
+            decisions.append(Decision(question_id=q.id, kind="hard", score=trace.score, check=trace,
+                                      outcome="pass" if trace.score >= 1 else "fail", source="check",
+                                      reason=trace.trace, state_file=rel))
+        result = ItemResult(item_id=item, program_id="dice", scoring="grounded", status="scored",
+                            decisions=decisions, scores={"strict": 0.0, "relaxed": 0.0})
+        store.append(result, ItemUsage(item_id=item))
+    write_summary(store, store.finalize())
+
+
+def bare_json(root: Path) -> None:
+    for line in (root / "results.jsonl").read_text().splitlines():
+        json.loads(line)
+    for path in sorted((root / "state").rglob("*.json")):
+        json.loads(path.read_bytes())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "run"
+        t0 = time.perf_counter()
+        build(root, args.items)
+        print(f"built {args.items} items x 10 decisions in {time.perf_counter() - t0:.1f} s")
+        rescore_runs, bare_runs = [], []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            bare_json(root)
+            bare_runs.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            rescore_run(root)
+            rescore_runs.append(time.perf_counter() - t0)
+        rescore_s, bare_s = statistics.median(rescore_runs), statistics.median(bare_runs)
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"rescore: median {rescore_s:.2f} s = {args.items / rescore_s:,.0f} items/s")
+        print(f"bare json.loads of the same files: median {bare_s:.2f} s")
+        print(f"ratio rescore / json.loads: {rescore_s / bare_s:.2f}x (goal <= 2x)")
+        print(f"peak RSS: {rss_mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Programs: the model and its loaders, checks, the runner, scoring and the CLI.
+
+Exports resolve lazily (PEP 562): grounding and judges import the program model
+without pulling in the runner, which imports them in turn.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "GroundSpec": "_model",
+    "NamedCheck": "_model",
+    "Program": "_model",
+    "Question": "_model",
+    "ProgramFileError": "_loaders",
+    "ProgramIssue": "_loaders",
+    "load_program_files": "_loaders",
+    "load_programs": "_loaders",
+    "ItemsError": "_run",
+    "RunReport": "_run",
+    "Shard": "_run",
+    "items_from_images": "_run",
+    "items_from_manifest": "_run",
+    "run_items": "_run",
+    "ItemInput": "_runner",
+    "grade_item": "_runner",
+    "rescore_run": "_rescore",
+    "merge_runs": "_rescore",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from groundeval.programs._loaders import (
+        ProgramFileError,
+        ProgramIssue,
+        load_program_files,
+        load_programs,
+    )
+    from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
+    from groundeval.programs._rescore import merge_runs, rescore_run
+    from groundeval.programs._run import (
+        ItemsError,
+        RunReport,
+        Shard,
+        items_from_images,
+        items_from_manifest,
+        run_items,
+    )
+    from groundeval.programs._runner import ItemInput, grade_item
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'groundeval.programs' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"groundeval.programs.{_EXPORTS[name]}"), name)

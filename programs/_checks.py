@@ -1,0 +1,269 @@
+"""Deterministic checks: a registry of named checks plus the safe expression language.
+
+A question's ``check`` is either a string (a safe expression, see
+:mod:`groundeval.programs._expressions`) or a :class:`NamedCheck` looked up here.
+Every check reads element views of the grounding state and returns a score in
+[0, 1] with a trace a person can read; it never calls a model.
+
+Writing a named check (in a module the user names with ``--checks``)::
+
+    from groundeval.programs import register_check
+
+    @register_check("all_red")
+    def all_red(elements, state, *, min_share=1.0):
+        share = sum(e.colour == "red" for e in elements) / max(len(elements), 1)
+        return (1.0 if share >= min_share else 0.0), f"{share:.0%} red"
+
+A check that needs other questions' elements declares a keyword parameter
+``states``; it receives a mapping from question id to element views.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import math
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groundeval.programs._expressions import StatesView, evaluate_expression, parse_expression
+from groundeval.programs._model import NamedCheck
+from groundeval.programs._views import CheckError, ElementView, views_of
+from groundeval.state import CheckTrace, StateFile
+
+CheckFn = Callable[..., tuple[float, str]]
+ArgsValidator = Callable[[dict[str, Any]], None]
+RESERVED_ARGS = frozenset({"states"})
+
+
+@dataclass(frozen=True)
+class RegisteredCheck:
+    """A named check: the function, its optional static argument validator, its origin."""
+
+    name: str
+    fn: CheckFn
+    validate_args: ArgsValidator | None
+    wants_states: bool
+    origin: str
+
+
+_REGISTRY: dict[str, RegisteredCheck] = {}
+_LOADED_MODULES: dict[Path, list[str]] = {}
+_builtins_loaded = False
+
+
+def _registry() -> dict[str, RegisteredCheck]:
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        import groundeval.programs._check_library
+        import groundeval.programs._check_spatial  # noqa: F401  (both register the built-ins)
+    return _REGISTRY
+
+
+def register_check(
+    name: str, *, validate: ArgsValidator | None = None
+) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn(elements, state, **args) -> (score, trace)`` under ``name``.
+
+    ``validate`` (optional) receives the argument dict and raises ``ValueError`` for
+    bad arguments, so ``groundeval validate`` can catch them before a run.
+    """
+    if not name or not name.replace("_", "").replace(".", "").isalnum():
+        raise ValueError(f"check name {name!r} must be letters, digits, '_' or '.'")
+
+    def decorator(fn: CheckFn) -> CheckFn:
+        registry = _registry()
+        existing = registry.get(name)
+        if existing is not None and existing.fn is not fn:
+            raise ValueError(f"check {name!r} is already registered (by {existing.origin})")
+        params = inspect.signature(fn).parameters
+        registry[name] = RegisteredCheck(
+            name=name,
+            fn=fn,
+            validate_args=validate,
+            wants_states="states" in params,
+            origin=f"{fn.__module__}.{fn.__qualname__}",
+        )
+        return fn
+
+    return decorator
+
+
+def check_names() -> list[str]:
+    """Names of all registered checks, sorted."""
+    return sorted(_registry())
+
+
+def _lookup(name: str) -> RegisteredCheck:
+    registry = _registry()
+    if name not in registry:
+        raise CheckError(
+            f"unknown check {name!r}; registered checks: {', '.join(sorted(registry))}"
+        )
+    return registry[name]
+
+
+def _as_named(check: Any) -> NamedCheck:
+    if isinstance(check, NamedCheck):
+        return check
+    if isinstance(check, Mapping):
+        try:
+            return NamedCheck.model_validate(dict(check))
+        except ValueError as exc:
+            raise CheckError(f"bad named check {dict(check)!r}: {exc}") from None
+    raise CheckError(
+        f"a check must be an expression string or a named check, got {type(check).__name__}"
+    )
+
+
+def _check_args(entry: RegisteredCheck, args: dict[str, Any]) -> None:
+    reserved = RESERVED_ARGS & set(args)
+    if reserved:
+        raise CheckError(f"check {entry.name!r}: argument {sorted(reserved)[0]!r} is reserved")
+    signature = inspect.signature(entry.fn)
+    try:
+        extra = {"states": None} if entry.wants_states else {}
+        bound = signature.bind(None, None, **args, **extra)
+    except TypeError as exc:
+        accepted = [
+            p.name
+            for p in list(signature.parameters.values())[2:]
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in RESERVED_ARGS
+        ]
+        raise CheckError(
+            f"check {entry.name!r}: {exc} (accepted arguments: {', '.join(accepted) or 'none'})"
+        ) from None
+    del bound
+    if entry.validate_args is not None:
+        try:
+            entry.validate_args(dict(args))
+        except (TypeError, ValueError) as exc:
+            raise CheckError(f"check {entry.name!r}: {exc}") from None
+
+
+def check_label(check: str | NamedCheck) -> str:
+    """How a check is named in a trace: the expression, or ``name(arg=value, ...)``."""
+    if isinstance(check, str):
+        return check
+    args = ", ".join(f"{k}={v!r}" for k, v in sorted(check.args.items()))
+    return f"{check.name}({args})"
+
+
+def validate_check(check: str | NamedCheck | Mapping[str, Any]) -> None:
+    """Static validation used by ``groundeval validate``: nothing is evaluated.
+
+    Raises:
+        ValueError: (a :class:`CheckError`) naming the problem.
+    """
+    if isinstance(check, str):
+        parse_expression(check)
+        return
+    named = _as_named(check)
+    _check_args(_lookup(named.name), dict(named.args))
+
+
+def run_check(
+    check: str | NamedCheck | Mapping[str, Any],
+    state: StateFile | None,
+    *,
+    extra_states: Mapping[str, StateFile] | None = None,
+) -> CheckTrace:
+    """Run one check over a grounding state (``None``: no elements, size unknown).
+
+    ``extra_states`` maps other question ids to their states, for checks that
+    compare groundings (``states["h1"]`` in an expression, ``question=`` in
+    ``line_hits``).
+
+    Raises:
+        CheckError: the check cannot be evaluated; the runner records ``error``.
+    """
+    elements = views_of(state.elements) if state is not None else []
+    states = StatesView({k: views_of(s.elements) for k, s in (extra_states or {}).items()})
+    if isinstance(check, str):
+        width, height = state.image_size_wh if state is not None else (None, None)
+        names = {
+            "elements": elements,
+            "image_w": width,
+            "image_h": height,
+            "state_status": state.status if state is not None else None,
+            "states": states,
+        }
+        score, trace = evaluate_expression(check, names)
+        return CheckTrace(check=check, score=score, trace=trace)
+    named = _as_named(check)
+    entry = _lookup(named.name)
+    args = dict(named.args)
+    _check_args(entry, args)
+    if entry.wants_states:
+        args["states"] = states
+    try:
+        result = entry.fn(elements, state, **args)
+    except CheckError as exc:
+        raise CheckError(f"check {check_label(named)}: {exc}") from None
+    except Exception as exc:
+        raise CheckError(f"check {check_label(named)} raised {type(exc).__name__}: {exc}") from exc
+    return CheckTrace(check=check_label(named), **_result(named, result))
+
+
+def _result(named: NamedCheck, result: Any) -> dict[str, Any]:
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], str)):
+        raise CheckError(
+            f"check {named.name!r} must return (score, trace), got {type(result).__name__}"
+        )
+    score = result[0]
+    if isinstance(score, bool):
+        score = 1.0 if score else 0.0
+    if not (isinstance(score, int | float) and math.isfinite(score) and 0.0 <= score <= 1.0):
+        raise CheckError(f"check {named.name!r} returned score {score!r}; expected 0..1")
+    return {"score": float(score), "trace": result[1]}
+
+
+def load_check_module(path: Path) -> list[str]:
+    """Import a user's Python file so its ``@register_check`` functions register.
+
+    Only call this for a file the user named (``--checks mychecks.py``): it runs
+    that file's code. Loading the same file twice is a no-op.
+
+    Returns:
+        The check names the module added.
+    """
+    resolved = Path(path).expanduser().resolve()
+    if resolved in _LOADED_MODULES:
+        return list(_LOADED_MODULES[resolved])
+    if not resolved.is_file() or resolved.suffix != ".py":
+        raise ValueError(f"--checks {path}: expected an existing .py file")
+    before = set(_registry())
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(f"groundeval_user_checks_{digest}", resolved)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"--checks {path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look modules up here
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(spec.name, None)
+        raise ValueError(
+            f"--checks {path}: importing it failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    added = sorted(set(_registry()) - before)
+    _LOADED_MODULES[resolved] = added
+    return added
+
+
+__all__ = [
+    "CheckError",
+    "ElementView",
+    "RegisteredCheck",
+    "check_label",
+    "check_names",
+    "load_check_module",
+    "register_check",
+    "run_check",
+    "validate_check",
+]

@@ -1,0 +1,257 @@
+"""The runner for one item: gates, then hard questions in dependency order, then scoring.
+
+Judge calls are few and batched: all judge-decided gates in one call, the direct
+hard questions of each dependency wave in one call. A failed gate stops the item;
+a question whose ``requires`` did not pass is never asked. Errors stay errors.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from groundeval.grounding._images import ImageError, LoadedImage, load_image
+from groundeval.grounding._loop import GroundingTarget, run_grounding
+from groundeval.judges._protocol import Judge, QuestionRef
+from groundeval.judges._questions import ask_questions
+from groundeval.programs._model import Program, Question, dependency_order
+from groundeval.programs.scoring import get_protocol
+from groundeval.state import (
+    Decision,
+    ItemResult,
+    Outcome,
+    ItemUsage,
+    Provenance,
+    StateFile,
+    Usage,
+)
+from groundeval.state._version import toolkit_version
+
+Kind = Literal["gate", "hard"]
+
+
+@dataclass
+class ItemInput:
+    """One item to grade: a program, its images and (for rubric answers) its text."""
+
+    item_id: str
+    program: Program
+    images: list[Path] = field(default_factory=list)
+    answer_text: str | None = None
+
+
+class EvidenceSink(Protocol):
+    """Where grounding state files and overlays go (the run store implements it)."""
+
+    def overlay_target(self, item_id: str) -> GroundingTarget:
+        """Folder for this item's overlays and its path inside the run."""
+        ...
+
+    def write_state(self, state: StateFile) -> str:
+        """Write a state file atomically; return its path inside the run."""
+        ...
+
+
+@dataclass
+class _ItemContext:
+    item: ItemInput
+    judge: Judge
+    sink: EvidenceSink | None
+    images: list[LoadedImage]
+    provenance: Provenance
+    usage: Usage = field(default_factory=Usage)
+    states: dict[str, StateFile] = field(default_factory=dict)
+    state_paths: dict[str, str] = field(default_factory=dict)
+
+
+async def grade_item(
+    item: ItemInput, *, judge: Judge, sink: EvidenceSink | None = None
+) -> tuple[ItemResult, ItemUsage]:
+    """Grade one item end to end; never raises on bad data (the result says ``error``)."""
+    started = time.perf_counter()
+    program = item.program
+    base = ItemResult(
+        item_id=item.item_id,
+        program_id=program.id,
+        scoring=program.scoring,
+        tags=dict(program.tags),
+        images=[str(p) for p in item.images],
+        status="error",
+    )
+    try:
+        images = [load_image(p) for p in item.images]
+    except ImageError as exc:
+        result = base.model_copy(update={"error": str(exc)})
+        return result, ItemUsage(item_id=item.item_id, seconds=time.perf_counter() - started)
+    provenance = Provenance(
+        toolkit_version=toolkit_version(),
+        judge=judge.spec,
+        model=judge.model,
+        parameters=dict(judge.params),
+    )
+    ctx = _ItemContext(item, judge, sink, images, provenance)
+    decisions, gate_failed = await _decide(ctx)
+    scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
+    errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
+    result = base.model_copy(
+        update={
+            "image_sha256": [img.part.sha256 for img in images],
+            "status": scored.status,
+            "gate_failed": gate_failed,
+            "decisions": decisions,
+            "scores": scored.scores,
+            "error": "; ".join(errors) or None,
+        }
+    )
+    usage = ItemUsage(
+        item_id=item.item_id, usage=ctx.usage, seconds=round(time.perf_counter() - started, 4)
+    )
+    return result, usage
+
+
+async def _decide(ctx: _ItemContext) -> tuple[list[Decision], str | None]:
+    program = ctx.item.program
+    gates = await _decide_wave(ctx, program.gates, "gate", {})
+    for d in gates:
+        if d.outcome != "pass":
+            return gates, (d.question_id if d.outcome == "fail" else None)
+    decided: dict[str, Decision] = {}
+    remaining = dependency_order(program.hard)
+    while remaining:
+        wave = [q for q in remaining if all(r in decided for r in q.requires)]
+        remaining = [q for q in remaining if q not in wave]
+        for d in await _decide_wave(ctx, wave, "hard", decided):
+            decided[d.question_id] = d
+    return [*gates, *(decided[q.id] for q in program.hard)], None
+
+
+async def _decide_wave(
+    ctx: _ItemContext, questions: list[Question], kind: Kind, decided: dict[str, Decision]
+) -> list[Decision]:
+    """Decide questions whose parents are decided: skips, checks, then one judge call."""
+    out: dict[str, Decision] = {}
+    direct: list[Question] = []
+    for q in questions:
+        blocker = next((decided[r] for r in q.requires if decided[r].outcome != "pass"), None)
+        if blocker is not None:
+            out[q.id] = _skipped(q, blocker)
+        elif q.is_direct:
+            direct.append(q)
+        else:
+            out[q.id] = await _decide_grounded(ctx, q, kind)
+        if kind == "gate" and q.id in out and out[q.id].outcome != "pass":
+            return list(out.values())  # a failed grounded gate stops before any judge call
+    if direct:
+        out.update(await _ask(ctx, direct, kind))
+    return [out[q.id] for q in questions]
+
+
+def _skipped(q: Question, blocker: Decision) -> Decision:
+    return Decision(
+        question_id=q.id,
+        kind="hard",
+        outcome=blocker.outcome,
+        score=0.0,
+        source="skipped",
+        reason=f"not asked: requires {blocker.question_id}, which is {blocker.outcome}",
+    )
+
+
+async def _ask(ctx: _ItemContext, questions: list[Question], kind: Kind) -> dict[str, Decision]:
+    item, program = ctx.item, ctx.item.program
+    answers, ctx.usage = await ask_questions(
+        ctx.judge,
+        [img.part for img in ctx.images],
+        [QuestionRef(q.id, q.ask) for q in questions],
+        item_id=item.item_id,
+        prompt=program.prompt,
+        instructions=program.instructions,
+        answer_text=item.answer_text,
+        usage=ctx.usage,
+    )
+    out: dict[str, Decision] = {}
+    for q in questions:
+        a = answers[q.id]
+        if a.result is None:
+            out[q.id] = Decision(
+                question_id=q.id, kind=kind, outcome="error", score=0.0, source="judge",
+                reason=a.error or "no answer", raw=a.raw,
+            )  # fmt: skip
+        else:
+            out[q.id] = Decision(
+                question_id=q.id, kind=kind, outcome="pass" if a.result else "fail",
+                score=1.0 if a.result else 0.0, source="judge", reason=a.reason, raw=a.raw,
+            )  # fmt: skip
+    return out
+
+
+async def _decide_grounded(ctx: _ItemContext, q: Question, kind: Kind) -> Decision:
+    from groundeval.programs._checks import CheckError, run_check
+
+    source = ctx.item.program.state_source(q)
+    assert source is not None  # the program validator guarantees a state source
+    state = await _state_for(ctx, source)
+    path = ctx.state_paths.get(source)
+    if state.status != "grounded":
+        outcome: Outcome = "withheld" if state.status == "withheld" else "error"
+        return Decision(
+            question_id=q.id, kind=kind, outcome=outcome, score=0.0, source="check",
+            reason=f"grounding {state.status}: {state.reason}", state_file=path,
+        )  # fmt: skip
+    assert q.check is not None
+    try:
+        trace = run_check(q.check, state, extra_states=dict(ctx.states))
+    except CheckError as exc:
+        return Decision(
+            question_id=q.id, kind=kind, outcome="error", score=0.0, source="check",
+            reason=f"check failed to evaluate: {exc}", state_file=path,
+        )  # fmt: skip
+    return Decision(
+        question_id=q.id, kind=kind, outcome="pass" if trace.score >= 1.0 else "fail",
+        score=trace.score, source="check", reason=trace.trace, check=trace, state_file=path,
+    )  # fmt: skip
+
+
+async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:
+    """Ground a question once; later ``uses`` read the same state."""
+    if source_id in ctx.states:
+        return ctx.states[source_id]
+    q = ctx.item.program.question(source_id)
+    assert q.ground is not None
+    item_id = ctx.item.item_id
+    if not ctx.images:
+        state = _error_state(ctx, q, "the item has no image to ground on")
+    else:
+        image = ctx.images[int(q.ground.params.get("image", 0))]
+        state = await run_grounding(
+            image_bgr=image.bgr,
+            image=image.part,
+            spec=q.ground,
+            ask=q.ask,
+            item_id=item_id,
+            question_id=q.id,
+            provenance=ctx.provenance,
+            judge=ctx.judge,
+            overlays=ctx.sink.overlay_target(item_id) if ctx.sink else None,
+        )
+    ctx.states[source_id] = state
+    if ctx.sink is not None:
+        ctx.state_paths[source_id] = ctx.sink.write_state(state)
+    return state
+
+
+def _error_state(ctx: _ItemContext, q: Question, reason: str) -> StateFile:
+    assert q.ground is not None
+    return StateFile(
+        item_id=ctx.item.item_id,
+        question_id=q.id,
+        image_sha256="",
+        image_size_wh=[0, 0],
+        helper=q.ground.helper,
+        target=q.ground.target,
+        status="error",
+        reason=reason,
+        provenance=ctx.provenance,
+    )

@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import pytest
+
+from groundeval.programs._model import Program, Question
+from groundeval.programs.scoring import (
+    ChecklistScoring,
+    DependencyScoring,
+    RubricScoring,
+    get_protocol,
+)
+from groundeval.state import Decision, ItemResult
+
+
+def _d(qid: str, outcome: str, source: str = "judge") -> Decision:
+    score = 1.0 if outcome == "pass" else 0.0
+    return Decision(question_id=qid, kind="hard", outcome=outcome, score=score, source=source)
+
+
+def _checklist_program(n_easy: int = 10, n_hard: int = 10) -> Program:
+    hard = [
+        Question(id=str(i), ask=f"q{i}?", tags={"track": "easy" if i <= n_easy else "hard"})
+        for i in range(1, n_easy + n_hard + 1)
+    ]
+    return Program(id="slides_text_1", scoring="checklist", hard=hard,
+                   tags={"domain": "slides", "dimension": "text"})  # fmt: skip
+
+
+def _outcomes(easy_bad: dict[str, str], hard_bad: dict[str, str]) -> list[Decision]:
+    """Decisions for questions 1-20: pass unless listed (easy 1-10, hard 11-20)."""
+    bad = {**easy_bad, **hard_bad}
+    return [_d(str(i), bad.get(str(i), "pass")) for i in range(1, 21) if bad.get(str(i)) != "absent"]
+
+
+@pytest.mark.parametrize(
+    ("easy_bad", "hard_bad", "expected"),
+    [
+        ({}, {}, (1.0, 1.0, 1.0)),
+        # 1 easy error: easy 1-.2=.8, all 1-.1=.9
+        ({"3": "fail"}, {}, (0.8, 1.0, 0.9)),
+        # error and a missing answer are errors too: 3 hard errors -> .4; all .7
+        ({}, {"11": "fail", "12": "error", "13": "absent"}, (1.0, 0.4, 0.7)),
+        # 6 easy errors -> max(0, 1-1.2)=0; 6 of 20 -> .4
+        ({str(i): "fail" for i in range(1, 7)}, {}, (0.0, 1.0, 0.4)),
+        # 11 errors of 20 -> 0 on all; withheld counts as an error
+        ({str(i): "fail" for i in range(1, 11)}, {"20": "withheld"}, (0.0, 0.8, 0.0)),
+    ],
+)
+def test_checklist_track_scores(easy_bad: dict, hard_bad: dict, expected: tuple) -> None:
+    scored = ChecklistScoring().score_item(_checklist_program(), _outcomes(easy_bad, hard_bad), None)
+    assert scored.status == "scored"
+    got = (scored.scores["easy"], scored.scores["hard"], scored.scores["all"])
+    assert got == pytest.approx(expected)
+
+
+def test_checklist_gate_failure_and_bad_tags() -> None:
+    scored = ChecklistScoring().score_item(_checklist_program(), _outcomes({}, {}), "g1")
+    assert scored.scores["all"] == 0.0
+    bad = Program(id="x", scoring="checklist", hard=[Question(id="1", ask="q?")])
+    with pytest.raises(ValueError, match="track: easy|hard"):
+        ChecklistScoring().score_item(bad, [_d("1", "pass")], None)
+    with pytest.raises(ValueError, match="skip"):
+        ChecklistScoring("drop")  # type: ignore[arg-type]
+
+
+def _checklist_result(item: str, domain: str, dimension: str, scores: dict | None) -> ItemResult:
+    return ItemResult(
+        item_id=item, program_id=item, scoring="checklist",
+        tags={"domain": domain, "dimension": dimension},
+        status="scored" if scores else "error", scores=scores or {},
+    )  # fmt: skip
+
+
+def test_checklist_summary_tables_and_missing_conventions() -> None:
+    results = [
+        _checklist_result("a", "slides", "text", {"easy": 1.0, "hard": 0.6, "all": 0.8, "accuracy": 0.9}),
+        _checklist_result("b", "slides", "layout", {"easy": 0.4, "hard": 0.2, "all": 0.3, "accuracy": 0.5}),
+        _checklist_result("c", "chart", "text", {"easy": 0.8, "hard": 0.8, "all": 0.8, "accuracy": 0.9}),
+        _checklist_result("d", "chart", "text", None),  # no image: missing
+    ]
+    skip = ChecklistScoring().summarize(results)
+    by_domain = {row["Split"]: row for row in skip["tables"]["by_domain"]}
+    # slides all = (.8+.3)/2 = .55; chart all = .8; Average = .675; empty columns stay empty
+    assert by_domain["all"]["Slides"] == "0.5500" and by_domain["all"]["Chart"] == "0.8000"
+    assert by_domain["all"]["Average"] == "0.6750" and by_domain["all"]["Poster"] == ""
+    assert skip["missing_items"] == ["d"] and skip["total_scored"] == 3
+    zero = ChecklistScoring("zero").summarize(results)
+    by_dim = {row["Split"]: row for row in zero["tables"]["by_dimension"]}
+    # text: (.8 + .8 + 0)/3 = .5333; layout .3 ; Average .41667
+    assert by_dim["all"]["Text"] == "0.5333" and by_dim["all"]["Average"] == "0.4167"
+    assert zero["missing_convention"] == "zero" and zero["by_domain"]["chart"]["count"] == 2
+    rows = ChecklistScoring().summary_rows(results)
+    assert [r["table"] for r in rows] == ["domain"] * 3 + ["dimension"] * 3
+
+
+def _rubric_program() -> Program:
+    hard = [
+        Question(id="i1", ask="shows a cat", tags={"modality": "image"}),
+        Question(id="i2", ask="cat is orange", tags={"modality": "image"}),
+        Question(id="i3", ask="two panels", tags={"modality": "image"}),
+        Question(id="t1", ask="names the breed", tags={"modality": "text"}),
+    ]
+    return Program(id="u1", scoring="rubric", hard=hard, tags={"task_type": "story"})
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "status", "expected"),
+    [
+        ({"i1": "pass", "i2": "pass", "i3": "pass", "t1": "pass"}, "scored", (100.0, 100.0, 100.0)),
+        ({"i1": "pass", "i2": "fail", "i3": "pass", "t1": "fail"}, "scored", (50.0, 200 / 3, 0.0)),
+        ({"i1": "fail", "i2": "fail", "i3": "pass", "t1": "pass"}, "scored", (50.0, 100 / 3, 100.0)),
+        ({"i1": "pass", "i2": "error", "i3": "pass", "t1": "pass"}, "error", (None, None, None)),
+    ],
+)
+def test_rubric_scores(outcomes: dict, status: str, expected: tuple) -> None:
+    decisions = [_d(q, o) for q, o in outcomes.items()]
+    scored = RubricScoring().score_item(_rubric_program(), decisions, None)
+    assert scored.status == status
+    got = (scored.scores["score"], scored.scores["image"], scored.scores["text"])
+    assert got == pytest.approx(expected) if status == "scored" else got == expected
+
+
+def test_rubric_summary_per_task() -> None:
+    def res(item: str, task: str, score: float, image: float, text: float | None) -> ItemResult:
+        return ItemResult(item_id=item, program_id=item, scoring="rubric", tags={"task_type": task},
+                          status="scored", scores={"score": score, "image": image, "text": text})  # fmt: skip
+
+    results = [res("a", "story", 50.0, 40.0, 100.0), res("b", "story", 100.0, 100.0, None),
+               res("c", "diagram", 25.0, 0.0, 50.0)]  # fmt: skip
+    summary = RubricScoring().summarize(results)
+    assert summary["overall"]["score"] == pytest.approx((50 + 100 + 25) / 3, abs=1e-4)
+    assert summary["overall"]["text"] == 75.0  # b has no text criterion
+    assert summary["by_task"]["story"]["score"] == 75.0
+    assert summary["task_mean"] == pytest.approx((75 + 25) / 2)
+
+
+def _dsg_program(requires: bool) -> Program:
+    def q(qid: str, parents: list[str]) -> Question:
+        if requires:
+            return Question(id=qid, ask=f"{qid}?", requires=parents)
+        tags = {"parents": ",".join(parents)} if parents else {}
+        return Question(id=qid, ask=f"{qid}?", tags=tags)
+
+    return Program(id="d1", scoring="dependency", hard=[q("1", []), q("2", []), q("3", ["1"]),
+                                                        q("4", ["1", "2"]), q("5", ["3"])])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("requires", "outcomes", "expected"),
+    [
+        # all yes: 5/5
+        (False, {"1": "pass", "2": "pass", "3": "pass", "4": "pass", "5": "pass"}, 1.0),
+        # 1 no: 3 and 4 zeroed (one level); 5 keeps its own yes since 3 said yes -> 2/5
+        (False, {"1": "fail", "2": "pass", "3": "pass", "4": "pass", "5": "pass"}, 0.4),
+        # an error is not a yes: 2 errors -> 4 zeroed -> 1,3,5 = 3/5
+        (False, {"1": "pass", "2": "error", "3": "pass", "4": "pass", "5": "pass"}, 0.6),
+        # gated run: 3, 4 skipped after 1's no, 5 skipped after 3 -> 1/5 (only 2)
+        (True, {"1": "fail", "2": "pass", "3": "skip", "4": "skip", "5": "skip"}, 0.2),
+        # a missing decision counts 0 in the mean over all questions
+        (False, {"1": "pass", "2": "pass", "3": "pass", "4": "pass"}, 0.8),
+    ],
+)
+def test_dependency_scores(requires: bool, outcomes: dict, expected: float) -> None:
+    decisions = [
+        _d(q, "fail", "skipped") if o == "skip" else _d(q, o) for q, o in outcomes.items()
+    ]
+    scored = DependencyScoring().score_item(_dsg_program(requires), decisions, None)
+    assert scored.scores["score"] == pytest.approx(expected)
+
+
+def test_dependency_summary_counts_asked_and_skipped() -> None:
+    decisions = [_d("1", "fail"), _d("2", "pass"), _d("3", "fail", "skipped"), _d("4", "error")]
+    result = ItemResult(item_id="d1", program_id="d1", scoring="dependency", tags={"split": "x"},
+                        status="scored", decisions=decisions, scores={"score": 0.25})  # fmt: skip
+    summary = DependencyScoring().summarize([result])
+    assert (summary["asked"], summary["skipped"], summary["answer_errors_counted_as_no"]) == (3, 1, 1)
+    assert summary["by_tag"]["split"]["x"] == 0.25
+
+
+@pytest.mark.parametrize("name", ["grounded", "checklist", "rubric", "dependency"])
+def test_every_protocol_is_registered(name: str) -> None:
+    assert get_protocol(name).name == name
