@@ -163,7 +163,9 @@ def _item_score(result: ItemResult, key: str | None) -> float | None:
     return None
 
 
-def labels_from_results(results: Iterable[ItemResult], source: str, score_key: str | None = None) -> Labels:
+def labels_from_results(
+    results: Iterable[ItemResult], source: str, score_key: str | None = None
+) -> Labels:
     """Labels from item results: one outcome per decision, one score per scored item."""
     labels = Labels(source)
     for r in results:
@@ -245,7 +247,9 @@ def table_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
         return [(str(k), v) for k, v in data.items()]
     if isinstance(data, list) and all(isinstance(v, dict) for v in data):
         return [(str(i), v) for i, v in enumerate(data)]
-    raise AgreeInputError(f"{path}: expected an object of records keyed by id, or a list of records")
+    raise AgreeInputError(
+        f"{path}: expected an object of records keyed by id, or a list of records"
+    )
 
 
 def load_ratings(path: Path, column: str, id_column: str | None = None) -> dict[str, float]:

@@ -14,7 +14,9 @@ bizgeneval_app = typer.Typer(
 dsg_app = typer.Typer(
     help="DSG: replay recorded VQA answers and correlate with human ratings.", no_args_is_help=True
 )
-ueval_app = typer.Typer(help="UEval: rubric programs over text + image answers.", no_args_is_help=True)
+ueval_app = typer.Typer(
+    help="UEval: rubric programs over text + image answers.", no_args_is_help=True
+)
 
 
 @bizgeneval_app.callback()
@@ -49,7 +51,9 @@ def _write_programs(programs: list[Any], out: Path) -> None:
     from groundeval.state._store import atomic_write
 
     atomic_write(out, dump_programs_jsonl(programs))
-    typer.echo(f"wrote {len(programs)} programs, {sum(len(p.hard) for p in programs)} questions to {out}")
+    typer.echo(
+        f"wrote {len(programs)} programs, {sum(len(p.hard) for p in programs)} questions to {out}"
+    )
 
 
 @bizgeneval_app.command("programs")
@@ -77,7 +81,9 @@ def bizgeneval_summarize(
     missing: Annotated[
         str, typer.Option(help="skip (reference: leave out of means) | zero (score 0).")
     ] = "skip",
-    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on one line.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print summary.json on one line.")
+    ] = False,
 ) -> None:
     """Summarise reference-format results (or a run) into BizGenEval's tables."""
     from groundeval.benchmarks.bizgeneval import summarize_reference, summarize_run
@@ -157,12 +163,16 @@ def agree_command(
     ] = None,
     column: Annotated[str | None, typer.Option(help="Numeric column of --ratings.")] = None,
     score_key: Annotated[
-        str | None, typer.Option(help="Item score key of a run (default: first of score/all/relaxed/strict).")
+        str | None,
+        typer.Option(help="Item score key of a run (default: first of score/all/relaxed/strict)."),
     ] = None,
     score_column: Annotated[
-        str | None, typer.Option(help="Read the first path as a table; item scores from this column.")
+        str | None,
+        typer.Option(help="Read the first path as a table; item scores from this column."),
     ] = None,
-    id_column: Annotated[str | None, typer.Option(help="Id column of tables (default item/id/key).")] = None,
+    id_column: Annotated[
+        str | None, typer.Option(help="Id column of tables (default item/id/key).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on one line.")] = False,
 ) -> None:
     """Agreement between two graders; rank correlation with ratings; stability over 3+ runs."""
@@ -210,7 +220,7 @@ def leaderboard_command(
     sort_by: Annotated[str, typer.Option(help="relaxed | strict")] = "relaxed",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on one line.")] = False,
 ) -> None:
-    """One table over several runs (per-axis strict/relaxed, withheld and grounding-failure rates)."""
+    """One table over several runs: per-axis strict/relaxed, withheld and grounding failures."""
     from groundeval.benchmarks._agree import AgreeInputError
     from groundeval.benchmarks._suites import compare_ranking, leaderboard
     from groundeval.state._store import RunStoreError

@@ -1,4 +1,25 @@
-"""groundeval.grounding."""
+"""Grounding: geometry, numbered help lines, proposers, verifiers and the verify loop."""
+
+from groundeval.grounding._command import ground_image, parse_params
+from groundeval.grounding._draw import OKABE_ITO, MarkStyle, draw_marks, ray_to_border
+from groundeval.grounding._images import ImageError, LoadedImage, decode_image, load_image
+from groundeval.grounding._loop import GroundingTarget, encode_png, renumber, run_grounding
+from groundeval.grounding._protocol import (
+    RESERVED_PARAMS,
+    Feedback,
+    Proposal,
+    Proposer,
+    ProposeRequest,
+    Verification,
+    Verifier,
+    VerifyRequest,
+    get_proposer,
+    get_verifier,
+    proposer_names,
+    register_proposer,
+    register_verifier,
+    verifier_names,
+)
 
 # geometry
 from groundeval.grounding._geometry import (
@@ -31,6 +52,34 @@ from groundeval.grounding._geometry import (
 )
 
 __all__ = [
+    "OKABE_ITO",
+    "RESERVED_PARAMS",
+    "Feedback",
+    "GroundingTarget",
+    "ImageError",
+    "LoadedImage",
+    "MarkStyle",
+    "Proposal",
+    "ProposeRequest",
+    "Proposer",
+    "Verification",
+    "Verifier",
+    "VerifyRequest",
+    "decode_image",
+    "draw_marks",
+    "encode_png",
+    "get_proposer",
+    "get_verifier",
+    "ground_image",
+    "load_image",
+    "parse_params",
+    "proposer_names",
+    "ray_to_border",
+    "register_proposer",
+    "register_verifier",
+    "renumber",
+    "run_grounding",
+    "verifier_names",
     # geometry
     "XY",
     "Box",

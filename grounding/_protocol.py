@@ -17,6 +17,10 @@ from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
 
 
+RESERVED_PARAMS = frozenset({"image", "offline_verifier"})
+"""``ground.params`` keys read by the runner and the verifier, not by proposers."""
+
+
 @dataclass
 class Feedback:
     """What the last round left to do: kept elements, rejected ones, what is missing."""

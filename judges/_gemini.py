@@ -7,6 +7,8 @@ policy (and one count of attempts) covers every backend.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 import os
 from typing import Any
 
@@ -26,6 +28,8 @@ _BLOCKED = {
     "IMAGE_RECITATION",
     "LANGUAGE",
 }
+_PER_CLIENT = 8
+"""Connections per SDK client when many calls run at once."""
 _LEVEL_BUDGET = {"minimal": 0, "low": 1024, "medium": 4096, "high": 16384}
 
 
@@ -99,12 +103,17 @@ class GeminiJudge:
         if max_output_tokens is not None:
             self.params["max_output_tokens"] = max_output_tokens
         url = base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")
+        # Several clients with small pools: the HTTP pool scans every connection on
+        # each request, so one pool of 64 costs more CPU than eight pools of 8.
+        shards = max(1, math.ceil((max_connections or 1) / _PER_CLIENT))
+        per_client = math.ceil((max_connections or _PER_CLIENT) / shards)
         options = types.HttpOptions(
             base_url=url,
             timeout=int(timeout_s * 1000),
-            async_client_args=_pool_args(max_connections),
+            async_client_args=_pool_args(per_client) if max_connections else None,
         )
-        self._client = genai.Client(api_key=key, http_options=options)
+        self._clients = [genai.Client(api_key=key, http_options=options) for _ in range(shards)]
+        self._next = itertools.cycle(range(shards))
 
     def _config(self, call: JudgeCall) -> Any:
         types = self._types
@@ -124,7 +133,7 @@ class GeminiJudge:
         parts.append(types.Part.from_text(text=call.prompt))
         try:
             response = await asyncio.wait_for(
-                self._client.aio.models.generate_content(
+                self._clients[next(self._next)].aio.models.generate_content(
                     model=self.model,
                     contents=[types.Content(role="user", parts=parts)],
                     config=self._config(call),

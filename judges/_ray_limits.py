@@ -79,11 +79,13 @@ def start_rate_budget(rpm: float | None, tpm: float | None) -> Any:
     """
     import ray
 
-    actor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, max_concurrency=1000)
-    return actor(RateBudget).remote(rpm, tpm)
+    options: dict[str, Any] = {
+        "num_cpus": 0, "max_restarts": -1, "max_task_retries": -1, "max_concurrency": 1000,
+    }  # fmt: skip
+    return ray.remote(**options)(RateBudget).remote(rpm, tpm)
 
 
-class ClusterLimitLayer(Layer):
+class ClusterLimitLayer(Layer):  # type: ignore[misc]
     """Asks the cluster's :class:`RateBudget` actor for a grant before each call."""
 
     def __init__(self, inner: Judge, budget: Any) -> None:

@@ -58,12 +58,18 @@ def ueval(work: Path, n: int = 60) -> dict[str, float]:
     rows, manifest, table = [], [], {}
     for i in range(n):
         n_img, n_txt = rng.randint(1, 6), rng.randint(0, 5)
-        rows.append({
-            "id": f"u{i:03d}", "prompt": f"prompt {i}", "task_type": rng.choice(["story", "diagram"]),
-            "image_rubrics": [{"criterion": f"image criterion {k}", "tags": []} for k in range(n_img)],
-            "text_rubrics": [{"criterion": f"text criterion {k}", "tags": []} for k in range(n_txt)],
-        })  # fmt: skip
-        images = [_image(work / f"u{i:03d}_{k}.png", 100 * i + k).name for k in range(rng.randint(1, 3))]
+        rows.append(
+            {
+                "id": f"u{i:03d}",
+                "prompt": f"prompt {i}",
+                "task_type": rng.choice(["story", "diagram"]),
+                "image_rubrics": [{"criterion": f"image {k}", "tags": []} for k in range(n_img)],
+                "text_rubrics": [{"criterion": f"text {k}", "tags": []} for k in range(n_txt)],
+            }
+        )
+        images = [
+            _image(work / f"u{i:03d}_{k}.png", 100 * i + k).name for k in range(rng.randint(1, 3))
+        ]
         manifest.append({"id": f"u{i:03d}", "images": images, "answer": f"answer text {i}"})
         for q in [*(f"i{k + 1}" for k in range(n_img)), *(f"t{k + 1}" for k in range(n_txt))]:
             table[(f"u{i:03d}", q)] = rng.random() < 0.6
@@ -107,8 +113,10 @@ def main() -> None:
     print(f"UEval: {ue['items']} answers, judge calls per answer mean {ue['mean']:.2f}, "
           f"median {ue['median']}, max {ue['max']} (goal <= 2)")  # fmt: skip
     for mode, r in dsg(args.data).items():
-        print(f"DSG tifa160 ({mode}): {r['calls_per_image']:.2f} calls and "
-              f"{r['questions_asked_per_image']:.2f} questions per image, {r['skipped']} skipped")  # fmt: skip
+        print(
+            f"DSG tifa160 ({mode}): {r['calls_per_image']:.2f} calls and "
+            f"{r['questions_asked_per_image']:.2f} questions per image, {r['skipped']} skipped"
+        )
 
 
 if __name__ == "__main__":

@@ -28,11 +28,30 @@ _EXPORTS = {
     "grade_item": "_runner",
     "rescore_run": "_rescore",
     "merge_runs": "_rescore",
+    "CheckError": "_checks",
+    "ElementView": "_checks",
+    "check_names": "_checks",
+    "load_check_module": "_checks",
+    "register_check": "_checks",
+    "run_check": "_checks",
+    "validate_check": "_checks",
+    "normalize_text": "_views",
+    "get_protocol": "scoring",
+    "register_protocol": "scoring",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from groundeval.programs._checks import (
+        CheckError,
+        ElementView,
+        check_names,
+        load_check_module,
+        register_check,
+        run_check,
+        validate_check,
+    )
     from groundeval.programs._loaders import (
         ProgramFileError,
         ProgramIssue,
@@ -50,6 +69,8 @@ if TYPE_CHECKING:
         run_items,
     )
     from groundeval.programs._runner import ItemInput, grade_item
+    from groundeval.programs._views import normalize_text
+    from groundeval.programs.scoring import get_protocol, register_protocol
 
 
 def __getattr__(name: str) -> Any:

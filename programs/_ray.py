@@ -298,7 +298,8 @@ def _grade_on_worker(job: _Job, item: ItemInput) -> tuple[ItemResult, ItemUsage]
         _WORKER.judge = _worker_judge(job)
         _WORKER.token = job.token
     coro = grade_item(item, judge=_WORKER.judge, sink=RunStore(job.run_root))
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+    graded: tuple[ItemResult, ItemUsage] = asyncio.run_coroutine_threadsafe(coro, loop).result()
+    return graded
 
 
 def _setup(job: _Job) -> None:

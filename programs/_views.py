@@ -76,29 +76,10 @@ class ElementView:
     __slots__ = ("_element", "_geometry", "_values")
 
     def __init__(self, element: Element) -> None:
-        try:
-            geometry = geometry_of(element)
-        except ValueError as exc:
-            raise CheckError(str(exc)) from exc
-        x1, y1, x2, y2 = bounds_xyxy(geometry)
-        cx, cy = geometry.centre
-        area = float(geometry.to_shapely().area)
-        values: dict[str, Any] = dict(element.fields)
-        values.update(
-            id=element.id,
-            kind=element.kind,
-            x1=x1,
-            y1=y1,
-            x2=x2,
-            y2=y2,
-            cx=cx,
-            cy=cy,
-            w=x2 - x1,
-            h=y2 - y1,
-            area=area,
-        )
+        values = {k: v for k, v in element.fields.items() if k not in GEOMETRY_NAMES}
+        values.update(id=element.id, kind=element.kind)
         object.__setattr__(self, "_element", element)
-        object.__setattr__(self, "_geometry", geometry)
+        object.__setattr__(self, "_geometry", None)
         object.__setattr__(self, "_values", values)
 
     @property
@@ -108,7 +89,20 @@ class ElementView:
 
     @property
     def geometry(self) -> Geometry:
-        """The element's shape (Box, Polygon, Line, Ray or Point)."""
+        """The element's shape (Box, Polygon, Line, Ray or Point), built on first use."""
+        if self._geometry is None:
+            try:
+                geometry = geometry_of(self._element)
+            except ValueError as exc:
+                raise CheckError(str(exc)) from exc
+            x1, y1, x2, y2 = bounds_xyxy(geometry)
+            cx, cy = geometry.centre
+            self._values.update(
+                x1=x1, y1=y1, x2=x2, y2=y2, cx=cx, cy=cy, w=x2 - x1, h=y2 - y1,
+                area=float(geometry.to_shapely().area),
+                id=self._element.id, kind=self._element.kind,
+            )  # fmt: skip
+            object.__setattr__(self, "_geometry", geometry)
         return self._geometry
 
     @property
@@ -118,10 +112,12 @@ class ElementView:
 
     def has(self, name: str) -> bool:
         """True when the element has this field or geometric name."""
-        return name in self._values
+        return name in self._values or name in GEOMETRY_NAMES
 
     def value(self, name: str) -> Any:
         """A field or geometric value by name; :class:`CheckError` naming both when absent."""
+        if name not in self._values and name in GEOMETRY_NAMES:
+            self.geometry  # noqa: B018  (computes and caches the geometric values)
         try:
             return self._values[name]
         except KeyError:

@@ -120,9 +120,17 @@ def _run(folder: Path, scores: dict[str, float], outcomes: dict[str, str]) -> Pa
 
 
 def test_runs_labels_ratings_and_stability(tmp_path: Path) -> None:
-    r1 = _run(tmp_path / "r1", {"a": 1.0, "b": 0.5, "c": 0.0, "d": 0.25}, dict.fromkeys("abcd", "pass"))
-    r2 = _run(tmp_path / "r2", {"a": 1.0, "b": 0.5, "c": 0.5, "d": 0.25}, {"a": "pass", "b": "pass", "c": "fail", "d": "pass"})
-    r3 = _run(tmp_path / "r3", {"a": 1.0, "b": 0.0, "c": 0.5, "d": 0.25}, dict.fromkeys("abcd", "pass"))
+    r1 = _run(
+        tmp_path / "r1", {"a": 1.0, "b": 0.5, "c": 0.0, "d": 0.25}, dict.fromkeys("abcd", "pass")
+    )
+    r2 = _run(
+        tmp_path / "r2",
+        {"a": 1.0, "b": 0.5, "c": 0.5, "d": 0.25},
+        {"a": "pass", "b": "pass", "c": "fail", "d": "pass"},
+    )
+    r3 = _run(
+        tmp_path / "r3", {"a": 1.0, "b": 0.0, "c": 0.5, "d": 0.25}, dict.fromkeys("abcd", "pass")
+    )
     labels = tmp_path / "human.jsonl"
     labels.write_text("".join(
         json.dumps({"item": i, "question": "h1", "outcome": o}) + "\n"

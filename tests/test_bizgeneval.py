@@ -4,8 +4,8 @@ import asyncio
 import csv
 import json
 import random
-from statistics import mean
 from pathlib import Path
+from statistics import mean
 
 import pytest
 
@@ -150,8 +150,19 @@ def test_summarize_reference_matches_independent_rules(tmp_path: Path, missing: 
     expected = _independent_tables(truth, zero_missing=missing == "zero")
     with (out / "summary_by_domain.csv").open() as handle:
         header = next(csv.reader(handle))
-    assert header == ["Split", "Slides", "Webpage", "Poster", "Chart", "Scientific Figure", "Average"]
-    for name, key in (("summary_by_domain.csv", "domain"), ("summary_by_dimension.csv", "dimension")):
+    assert header == [
+        "Split",
+        "Slides",
+        "Webpage",
+        "Poster",
+        "Chart",
+        "Scientific Figure",
+        "Average",
+    ]
+    for name, key in (
+        ("summary_by_domain.csv", "domain"),
+        ("summary_by_dimension.csv", "dimension"),
+    ):
         got = _read_csv(out / name)
         assert list(got) == ["easy", "hard", "all"]
         for track in ("easy", "hard", "all"):
@@ -164,9 +175,12 @@ def test_summarize_reference_matches_independent_rules(tmp_path: Path, missing: 
     on_disk = json.loads((out / "summary.json").read_text())
     assert on_disk["by_domain"]["chart"]["count"] == sum(
         1 for k in truth if k.startswith("chart_")
-    ) + (sum(1 for r in _rows() if r["domain"] == "chart") - sum(
-        1 for k in truth if k.startswith("chart_")
-    ) if missing == "zero" else 0)
+    ) + (
+        sum(1 for r in _rows() if r["domain"] == "chart")
+        - sum(1 for k in truth if k.startswith("chart_"))
+        if missing == "zero"
+        else 0
+    )
     assert summary["answer_errors_counted_as_wrong"] > 0
 
 

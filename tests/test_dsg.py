@@ -119,8 +119,14 @@ def test_gating_through_the_runner_never_asks_a_child_of_a_no(tmp_path: Path) ->
     program = graph_program(graph, "gate")
     assert program.question("6").requires == ["3"]
     assert program.question("3").requires == [] and program.question("3").tags["parents"] == "1"
-    answers = {("toy_1:m", "1"): "no", ("toy_1:m", "2"): "yes", ("toy_1:m", "3"): "yes",
-               ("toy_1:m", "4"): "no bananas", ("toy_1:m", "5"): "yes", ("toy_1:m", "6"): "yes"}
+    answers = {
+        ("toy_1:m", "1"): "no",
+        ("toy_1:m", "2"): "yes",
+        ("toy_1:m", "3"): "yes",
+        ("toy_1:m", "4"): "no bananas",
+        ("toy_1:m", "5"): "yes",
+        ("toy_1:m", "6"): "yes",
+    }
     judge = RecordedAnswersJudge(answers)
     result, _ = asyncio.run(grade_item(ItemInput("toy_1:m", program, []), judge=judge))
     outcome = {d.question_id: (d.outcome, d.source) for d in result.decisions}

@@ -94,7 +94,9 @@ def test_same_bytes_as_local_and_one_shared_cache(tmp_path: Path, server: FakeCh
     assert server.calls == 2 * local_calls  # the ray run asked the judge as often
     for name in ("results.jsonl", "summary.json", "summary.csv", "programs.jsonl"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
-    assert _files(tmp_path / "ray", "state/*/*.json") == _files(tmp_path / "local", "state/*/*.json")
+    assert _files(tmp_path / "ray", "state/*/*.json") == _files(
+        tmp_path / "local", "state/*/*.json"
+    )
     assert _files(tmp_path / "ray", "evidence/*/*.png") == _files(
         tmp_path / "local", "evidence/*/*.png"
     )

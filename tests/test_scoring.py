@@ -29,7 +29,9 @@ def _checklist_program(n_easy: int = 10, n_hard: int = 10) -> Program:
 def _outcomes(easy_bad: dict[str, str], hard_bad: dict[str, str]) -> list[Decision]:
     """Decisions for questions 1-20: pass unless listed (easy 1-10, hard 11-20)."""
     bad = {**easy_bad, **hard_bad}
-    return [_d(str(i), bad.get(str(i), "pass")) for i in range(1, 21) if bad.get(str(i)) != "absent"]
+    return [
+        _d(str(i), bad.get(str(i), "pass")) for i in range(1, 21) if bad.get(str(i)) != "absent"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -47,7 +49,9 @@ def _outcomes(easy_bad: dict[str, str], hard_bad: dict[str, str]) -> list[Decisi
     ],
 )
 def test_checklist_track_scores(easy_bad: dict, hard_bad: dict, expected: tuple) -> None:
-    scored = ChecklistScoring().score_item(_checklist_program(), _outcomes(easy_bad, hard_bad), None)
+    scored = ChecklistScoring().score_item(
+        _checklist_program(), _outcomes(easy_bad, hard_bad), None
+    )
     assert scored.status == "scored"
     got = (scored.scores["easy"], scored.scores["hard"], scored.scores["all"])
     assert got == pytest.approx(expected)
@@ -57,7 +61,7 @@ def test_checklist_gate_failure_and_bad_tags() -> None:
     scored = ChecklistScoring().score_item(_checklist_program(), _outcomes({}, {}), "g1")
     assert scored.scores["all"] == 0.0
     bad = Program(id="x", scoring="checklist", hard=[Question(id="1", ask="q?")])
-    with pytest.raises(ValueError, match="track: easy|hard"):
+    with pytest.raises(ValueError, match=r"track: easy\|hard"):
         ChecklistScoring().score_item(bad, [_d("1", "pass")], None)
     with pytest.raises(ValueError, match="skip"):
         ChecklistScoring("drop")  # type: ignore[arg-type]
@@ -73,9 +77,15 @@ def _checklist_result(item: str, domain: str, dimension: str, scores: dict | Non
 
 def test_checklist_summary_tables_and_missing_conventions() -> None:
     results = [
-        _checklist_result("a", "slides", "text", {"easy": 1.0, "hard": 0.6, "all": 0.8, "accuracy": 0.9}),
-        _checklist_result("b", "slides", "layout", {"easy": 0.4, "hard": 0.2, "all": 0.3, "accuracy": 0.5}),
-        _checklist_result("c", "chart", "text", {"easy": 0.8, "hard": 0.8, "all": 0.8, "accuracy": 0.9}),
+        _checklist_result(
+            "a", "slides", "text", {"easy": 1.0, "hard": 0.6, "all": 0.8, "accuracy": 0.9}
+        ),
+        _checklist_result(
+            "b", "slides", "layout", {"easy": 0.4, "hard": 0.2, "all": 0.3, "accuracy": 0.5}
+        ),
+        _checklist_result(
+            "c", "chart", "text", {"easy": 0.8, "hard": 0.8, "all": 0.8, "accuracy": 0.9}
+        ),
         _checklist_result("d", "chart", "text", None),  # no image: missing
     ]
     skip = ChecklistScoring().summarize(results)
@@ -108,7 +118,11 @@ def _rubric_program() -> Program:
     [
         ({"i1": "pass", "i2": "pass", "i3": "pass", "t1": "pass"}, "scored", (100.0, 100.0, 100.0)),
         ({"i1": "pass", "i2": "fail", "i3": "pass", "t1": "fail"}, "scored", (50.0, 200 / 3, 0.0)),
-        ({"i1": "fail", "i2": "fail", "i3": "pass", "t1": "pass"}, "scored", (50.0, 100 / 3, 100.0)),
+        (
+            {"i1": "fail", "i2": "fail", "i3": "pass", "t1": "pass"},
+            "scored",
+            (50.0, 100 / 3, 100.0),
+        ),
         ({"i1": "pass", "i2": "error", "i3": "pass", "t1": "pass"}, "error", (None, None, None)),
     ],
 )
@@ -122,8 +136,11 @@ def test_rubric_scores(outcomes: dict, status: str, expected: tuple) -> None:
 
 def test_rubric_summary_per_task() -> None:
     def res(item: str, task: str, score: float, image: float, text: float | None) -> ItemResult:
-        return ItemResult(item_id=item, program_id=item, scoring="rubric", tags={"task_type": task},
-                          status="scored", scores={"score": score, "image": image, "text": text})  # fmt: skip
+        scores = {"score": score, "image": image, "text": text}
+        return ItemResult(
+            item_id=item, program_id=item, scoring="rubric", tags={"task_type": task},
+            status="scored", scores=scores,
+        )  # fmt: skip
 
     results = [res("a", "story", 50.0, 40.0, 100.0), res("b", "story", 100.0, 100.0, None),
                res("c", "diagram", 25.0, 0.0, 50.0)]  # fmt: skip
@@ -141,8 +158,8 @@ def _dsg_program(requires: bool) -> Program:
         tags = {"parents": ",".join(parents)} if parents else {}
         return Question(id=qid, ask=f"{qid}?", tags=tags)
 
-    return Program(id="d1", scoring="dependency", hard=[q("1", []), q("2", []), q("3", ["1"]),
-                                                        q("4", ["1", "2"]), q("5", ["3"])])  # fmt: skip
+    hard = [q("1", []), q("2", []), q("3", ["1"]), q("4", ["1", "2"]), q("5", ["3"])]
+    return Program(id="d1", scoring="dependency", hard=hard)
 
 
 @pytest.mark.parametrize(
@@ -161,9 +178,7 @@ def _dsg_program(requires: bool) -> Program:
     ],
 )
 def test_dependency_scores(requires: bool, outcomes: dict, expected: float) -> None:
-    decisions = [
-        _d(q, "fail", "skipped") if o == "skip" else _d(q, o) for q, o in outcomes.items()
-    ]
+    decisions = [_d(q, "fail", "skipped") if o == "skip" else _d(q, o) for q, o in outcomes.items()]
     scored = DependencyScoring().score_item(_dsg_program(requires), decisions, None)
     assert scored.scores["score"] == pytest.approx(expected)
 
@@ -173,10 +188,52 @@ def test_dependency_summary_counts_asked_and_skipped() -> None:
     result = ItemResult(item_id="d1", program_id="d1", scoring="dependency", tags={"split": "x"},
                         status="scored", decisions=decisions, scores={"score": 0.25})  # fmt: skip
     summary = DependencyScoring().summarize([result])
-    assert (summary["asked"], summary["skipped"], summary["answer_errors_counted_as_no"]) == (3, 1, 1)
+    assert (summary["asked"], summary["skipped"], summary["answer_errors_counted_as_no"]) == (
+        3,
+        1,
+        1,
+    )
     assert summary["by_tag"]["split"]["x"] == 0.25
 
 
 @pytest.mark.parametrize("name", ["grounded", "checklist", "rubric", "dependency"])
 def test_every_protocol_is_registered(name: str) -> None:
     assert get_protocol(name).name == name
+
+
+def _grounded_program() -> Program:
+    return Program(
+        id="g1",
+        gates=[Question(id="gate", ask="is there a die?")],
+        hard=[
+            Question(id="h1", ask="five dice?", weight=1),
+            Question(id="h2", ask="sum 17?", weight=3),
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("decisions", "gate_failed", "status", "strict", "relaxed"),
+    [
+        ([("gate", "gate", "pass", 1.0), ("h1", "hard", "pass", 1.0), ("h2", "hard", "fail", 0.5)],
+         None, "scored", 0.25, (1 + 1.5) / 4),
+        ([("gate", "gate", "fail", 0.0)], "gate", "scored", 0.0, 0.0),
+        # a withheld gate stops the item before any hard question: withheld, not full marks
+        ([("gate", "gate", "withheld", 0.0)], None, "withheld", None, None),
+    ],
+)  # fmt: skip
+def test_grounded_scores(
+    decisions: list,
+    gate_failed: str | None,
+    status: str,
+    strict: float | None,
+    relaxed: float | None,
+) -> None:
+    made = [
+        Decision(question_id=q, kind=k, outcome=o, score=s, source="check")
+        for q, k, o, s in decisions
+    ]
+    scored = get_protocol("grounded").score_item(_grounded_program(), made, gate_failed)
+    assert scored.status == status
+    assert scored.scores["strict"] == (None if strict is None else pytest.approx(strict))
+    assert scored.scores["relaxed"] == (None if relaxed is None else pytest.approx(relaxed))

@@ -62,8 +62,11 @@ def test_parquet_export_loads_the_same(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     path = tmp_path / "ueval.parquet"
+
     def listed(rubrics: list[dict]) -> list[dict]:
-        return [dict(c, tags=[c["tags"]] if isinstance(c["tags"], str) else c["tags"]) for c in rubrics]
+        return [
+            dict(c, tags=[c["tags"]] if isinstance(c["tags"], str) else c["tags"]) for c in rubrics
+        ]
 
     rows = [
         dict(r, image_ref=r["image_ref"] or "", text_rubrics=listed(r["text_rubrics"]))
@@ -122,7 +125,9 @@ def test_undecided_criterion_makes_the_answer_an_error(tmp_path: Path) -> None:
     write_image(tmp_path / "sci.png")
     manifest = _write_jsonl(tmp_path / "m.jsonl", [{"id": "sci_002", "images": ["sci.png"]}])
     judge = ScriptedJudge({})  # answers nothing: re-asked once, then an error
-    report = asyncio.run(run_items(ueval_items(programs, manifest), judge=judge, out=tmp_path / "r"))
+    report = asyncio.run(
+        run_items(ueval_items(programs, manifest), judge=judge, out=tmp_path / "r")
+    )
     result = report.results[0]
     assert result.status == "error" and result.decisions[0].outcome == "error"
     assert result.scores["score"] is None

@@ -67,7 +67,9 @@ def _right(meta: dict[str, Any], number: int) -> tuple[bool, bool]:
     return entry["result"] is True, False
 
 
-def scan_reference(items: list[BizGenEvalItem], results_dir: Path, missing: Missing) -> ReferenceScan:
+def scan_reference(
+    items: list[BizGenEvalItem], results_dir: Path, missing: Missing
+) -> ReferenceScan:
     """Score every item that has a usable result file; note the others."""
     scan = ReferenceScan()
     for item in items:
@@ -122,7 +124,7 @@ def summarize_reference(
         raise FileNotFoundError(f"{results_dir}: results folder not found")
     items = [row_item(r) for r in read_rows(data)]
     scan = scan_reference(items, Path(results_dir), missing)
-    summary = summary_payload(
+    summary: dict[str, Any] = summary_payload(
         scan.records,
         total_items=len(items),
         missing=sorted(scan.missing),
@@ -141,7 +143,7 @@ def summarize_run(
     """The same summary and tables from a groundeval run's checklist results."""
     protocol = ChecklistScoring(missing)
     records, _, _ = protocol.records(results)
-    summary = protocol.summarize(results)
+    summary: dict[str, Any] = protocol.summarize(results)
     if out is not None:
         write_tables(records, summary, Path(out))
     return summary

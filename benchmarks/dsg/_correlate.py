@@ -26,9 +26,7 @@ from groundeval.programs._runner import ItemInput, grade_item
 from groundeval.state import ItemResult
 
 
-def dsg_items(
-    anns: Path, likert: dict[str, float], dependencies: Dependencies
-) -> list[ItemInput]:
+def dsg_items(anns: Path, likert: dict[str, float], dependencies: Dependencies) -> list[ItemInput]:
     """One item per rated image (``<prompt item>:<t2i model>``), no image file needed."""
     graphs = read_graphs(anns)
     programs: dict[str, Program] = {}

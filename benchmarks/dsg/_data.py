@@ -74,9 +74,7 @@ def read_graphs(path: Path) -> dict[str, DSGGraph]:
         if not qid.isdigit() or qid in graph.questions:
             raise DSGDataError(f"{path}:{number}: proposition_id {qid!r} is not a new integer id")
         graph.questions[qid] = row["question_natural_language"]
-        graph.tags[qid] = {
-            k: row[k] for k in ("category_broad", "category_detailed") if row.get(k)
-        }
+        graph.tags[qid] = {k: row[k] for k in ("category_broad", "category_detailed") if row.get(k)}
         raw_deps[item][qid] = row["dependency"]
     for item, deps in raw_deps.items():
         graph = graphs[item]

@@ -35,9 +35,12 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         try:
             import pyarrow.parquet as pq
         except ImportError as exc:  # pragma: no cover - pyarrow is a dev dependency
-            raise UEvalDataError(f"{path}: reading parquet needs pyarrow: pip install pyarrow") from exc
+            raise UEvalDataError(
+                f"{path}: reading parquet needs pyarrow: pip install pyarrow"
+            ) from exc
         try:
-            return list(pq.read_table(path).to_pylist())
+            rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+            return rows
         except Exception as exc:  # pyarrow raises several types for bad files
             raise UEvalDataError(f"{path}: cannot read parquet: {exc}") from exc
     rows = []
@@ -99,14 +102,14 @@ def row_program(row: dict[str, Any], where: str = "row") -> Program:
             questions.append(Question(id=f"{prefix}{n}", ask=criterion, tags=q_tags))
     if not questions:
         raise UEvalDataError(f"{where}: item {program_id} has no image_rubrics or text_rubrics")
-    tags = {"benchmark": "ueval"}
+    item_tags = {"benchmark": "ueval"}
     for key in ("task_type", "question_type"):
         if row.get(key) is not None:
-            tags[key] = str(row[key])
+            item_tags[key] = str(row[key])
     return Program(
         id=program_id,
         prompt=str(row["prompt"]),
-        tags=tags,
+        tags=item_tags,
         scoring="rubric",
         instructions=INSTRUCTIONS,
         hard=questions,
@@ -127,4 +130,5 @@ def load_ueval(path: Path) -> list[Program]:
 
 def ueval_items(programs: list[Program], manifest: Path) -> list[ItemInput]:
     """Answers from a manifest JSONL: ``{"id", "images": [...], "answer": "text"}``."""
-    return items_from_manifest(programs, manifest)
+    items: list[ItemInput] = items_from_manifest(programs, manifest)
+    return items

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from groundeval.grounding._protocol import Feedback, Proposal, ProposeRequest
+from groundeval.grounding._protocol import RESERVED_PARAMS, Feedback, Proposal, ProposeRequest
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
 
@@ -38,12 +38,13 @@ class CVProposer:
 
     def resolve(self, spec: GroundSpec, feedback: Feedback | None = None) -> dict[str, Any]:
         """Defaults overridden by ``spec.params``, then adapted to the feedback of a retry."""
-        unknown = sorted(set(spec.params) - set(self.defaults))
+        own = {k: v for k, v in spec.params.items() if k not in RESERVED_PARAMS}
+        unknown = sorted(set(own) - set(self.defaults))
         if unknown:
             raise ValueError(
                 f"proposer {self.name}: unknown params {unknown}; known: {sorted(self.defaults)}"
             )
-        params = {**self.defaults, **spec.params}
+        params = {**self.defaults, **own}
         if feedback is not None and is_retry(feedback):
             params = self.adapt(dict(params), feedback)
         return params

@@ -64,7 +64,9 @@ class RubricScoring:
             "score": rubric_score(sum(met.values()), sum(count.values())),
             **{m: rubric_score(met[m], count[m]) for m in MODALITIES},
         }
-        return ItemScore("scored", {k: None if v is None else round(v, 6) for k, v in scores.items()})
+        return ItemScore(
+            "scored", {k: None if v is None else round(v, 6) for k, v in scores.items()}
+        )
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
         """Overall, image and text means over scored answers; the same per task type."""
