@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
 .PHONY: demo test lint typecheck schemas clean
 
 $(BIN)/python:
@@ -21,8 +24,13 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.core
 	$(BIN)/groundeval demo --out runs/demo
 
+## Headless Chromium for the report's browser tests: Debian's package, nothing from a browser vendor.
+$(CHROMIUM):
+	$(SUDO) apt-get update -q
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+
 ## Install the dev extras and run the whole test suite (lint included).
-test: $(VENV)/.dev
+test: $(VENV)/.dev $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 

@@ -114,6 +114,24 @@ def bizgeneval_summarize(
     )
 
 
+@bizgeneval_app.command("labels")
+def bizgeneval_labels(
+    data: Annotated[Path, typer.Option(help="BizGenEval JSONL.")],
+    results: Annotated[Path, typer.Option(help="Folder of reference-format result JSONs.")],
+    out: Annotated[Path, typer.Option(help="Label JSONL to write (input of `groundeval agree`).")],
+) -> None:
+    """Per-question labels from reference-format results, to compare judges with `agree`."""
+    from groundeval.benchmarks.bizgeneval import reference_labels
+    from groundeval.state._store import atomic_write
+
+    try:
+        rows = reference_labels(data, results)
+    except (OSError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    atomic_write(out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    typer.echo(f"wrote {len(rows)} labels to {out}")
+
+
 @dsg_app.command("correlate")
 def dsg_correlate(
     anns: Annotated[Path, typer.Option(help="dsg-1k-anns.csv (question graphs).")],
@@ -218,16 +236,21 @@ def leaderboard_command(
     column: Annotated[str, typer.Option(help="Numeric column of --external.")] = "elo",
     id_column: Annotated[str, typer.Option(help="Column naming the run in --external.")] = "model",
     sort_by: Annotated[str, typer.Option(help="relaxed | strict")] = "relaxed",
+    axes: Annotated[
+        bool, typer.Option("--axes", help="Also one per-axis table per run (withheld etc.).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on one line.")] = False,
 ) -> None:
     """One table over several runs: per-axis strict/relaxed, withheld and grounding failures."""
     from groundeval.benchmarks._agree import AgreeInputError
-    from groundeval.benchmarks._suites import compare_ranking, leaderboard
-    from groundeval.state._store import RunStoreError
+    from groundeval.benchmarks._suites import axis_table, compare_ranking, leaderboard
+    from groundeval.state._store import RunStore, RunStoreError
 
     try:
         rows = leaderboard(runs, sort_by=sort_by)
         result: dict[str, Any] = {"leaderboard": rows}
+        if axes:
+            result["axes"] = {str(run): axis_table(RunStore(run).results()) for run in runs}
         if external is not None:
             result["external"] = compare_ranking(
                 rows, external, column, id_column=id_column, key=sort_by
@@ -247,6 +270,13 @@ def leaderboard_command(
     for r in rows:
         table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
     Console().print(table)
+    for run, axis_rows in result.get("axes", {}).items():
+        per_axis = Table(title=f"axes: {run}")
+        for name in axis_rows[0]:
+            per_axis.add_column(name)
+        for r in axis_rows:
+            per_axis.add_row(*("" if v is None else str(v) for v in r.values()))
+        Console().print(per_axis)
     if "external" in result:
         ext = result["external"]
         typer.echo(f"spearman vs {column}: {ext['spearman']:.3f} (n={ext['n']})")

@@ -18,14 +18,7 @@ from groundeval.judges._coords import (
     xyxy_px_to_box,
 )
 from groundeval.judges._gemini import GeminiJudge, thinking_settings
-from groundeval.judges._grounding import (
-    VERIFY_SCHEMA,
-    build_propose_prompt,
-    build_verify_prompt,
-    parse_proposal,
-    parse_verification,
-    propose_schema,
-)
+from groundeval.judges._grounding import build_propose_prompt, parse_proposal, propose_schema
 from groundeval.judges._middleware import (
     AccountingLayer,
     CacheLayer,
@@ -50,6 +43,7 @@ from groundeval.judges._protocol import (
 from groundeval.judges._questions import ANSWERS_SCHEMA, Answer, ask_questions, parse_answers
 from groundeval.judges._registry import build_judge, make_judge, wrap_judge
 from groundeval.judges._scripted import ScriptedJudge
+from groundeval.judges._verify import VERIFY_SCHEMA, build_verify_prompt, parse_verification
 
 __all__ = [
     "ANSWERS_SCHEMA",

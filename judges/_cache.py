@@ -20,7 +20,7 @@ class DiskCache:
     """Replies by cache key in a folder."""
 
     def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(folder).expanduser()
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def _path(self, key: str) -> Path:

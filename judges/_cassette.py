@@ -8,7 +8,6 @@ each call by its cache key, so a whole run reruns offline with the same answers.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,20 @@ CASSETTE_VERSION = 1
 
 
 def cassette_entry(
-    key: str, spec: str, model: str, params: dict[str, Any], call: JudgeCall, reply: JudgeReply
+    key: str,
+    spec: str,
+    model: str,
+    params: dict[str, Any],
+    call: JudgeCall,
+    reply: JudgeReply | None,
+    error: JudgeError | None = None,
 ) -> dict[str, Any]:
-    """One cassette line for a call and its reply (no image bytes, no secrets)."""
-    return {
+    """One cassette line for a call and its reply or final error (no image bytes, no secrets).
+
+    Final errors are recorded too, so a replayed run ends the same calls in the
+    same errors and its results match the recorded run byte for byte.
+    """
+    entry: dict[str, Any] = {
         "v": CASSETTE_VERSION,
         "key": key,
         "spec": spec,
@@ -34,28 +43,36 @@ def cassette_entry(
         "item_id": call.item_id,
         "questions": [q.id for q in call.questions],
         "images": [img.sha256 for img in call.images],
-        "text": reply.text,
-        "usage": reply.usage.model_dump(exclude={"seconds", "cost_usd"}),
+        "text": reply.text if reply else "",
+        "usage": reply.usage.model_dump(exclude={"seconds", "cost_usd"}) if reply else {},
     }
+    if error is not None:
+        entry["error"] = {"message": str(error), "reason": error.reason}
+    return entry
 
 
 class CassetteWriter:
-    """Appends entries to a JSONL file, one line per distinct call, flushed at once."""
+    """Appends entries to a JSONL file, one line per distinct call, written at once.
+
+    A reply is written once per key; an error only while the key has no reply
+    (a resumed run may later answer a call that failed before).
+    """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._seen: set[str] = set()
+        self._answered: set[str] = set()
+        self._failed: set[str] = set()
         if self.path.exists():
             for entry in read_cassette(self.path):
-                self._seen.add(entry["key"])
-        self._lock = asyncio.Lock()
+                (self._failed if "error" in entry else self._answered).add(entry["key"])
 
     def write(self, entry: dict[str, Any]) -> None:
-        """Add an entry unless its key is already in the file."""
-        if entry["key"] in self._seen:
+        """Add an entry unless the file already holds one as good for its key."""
+        key = entry["key"]
+        if key in self._answered or ("error" in entry and key in self._failed):
             return
-        self._seen.add(entry["key"])
+        (self._failed if "error" in entry else self._answered).add(key)
         line = json.dumps(entry, sort_keys=True, ensure_ascii=False)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
@@ -91,7 +108,10 @@ class ReplayJudge:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         entries = read_cassette(self.path)
-        self._by_key = {e["key"]: e for e in entries}
+        self._by_key: dict[str, dict[str, Any]] = {}
+        for e in entries:  # a reply wins over an error recorded for the same call
+            if "error" not in e or e["key"] not in self._by_key:
+                self._by_key[e["key"]] = e
         identities: dict[str, tuple[str, str, dict[str, Any]]] = {}
         for e in entries:
             ident = json.dumps([e["spec"], e["model"], e["params"]], sort_keys=True)
@@ -109,6 +129,11 @@ class ReplayJudge:
         """The recorded reply for this call, or an error saying what is missing."""
         for spec, model, params in self._identities:
             entry = self._by_key.get(call.cache_key(spec, model, params))
+            if entry is not None and "error" in entry:
+                error = entry["error"] if isinstance(entry["error"], dict) else {}
+                raise JudgeError(
+                    str(error.get("message", "recorded error")), reason=str(error.get("reason", ""))
+                )
             if entry is not None:
                 return JudgeReply(entry["text"], Usage(cached_calls=1), cached=True)
         what = f"item {call.item_id or '?'} task {call.task}"

@@ -130,9 +130,16 @@ class RecordingLayer(Layer):
         self._scrub = scrub
 
     async def generate(self, call: JudgeCall) -> JudgeReply:
-        """Answer, then append the call and its reply to the cassette."""
-        reply = await self.inner.generate(call)
+        """Answer, then append the call and its reply (or final error) to the cassette."""
         key = call.cache_key(self.spec, self.model, self.params)
+        try:
+            reply = await self.inner.generate(call)
+        except JudgeError as exc:
+            scrubbed = JudgeError(self._scrub(str(exc)), reason=exc.reason)
+            self.writer.write(
+                cassette_entry(key, self.spec, self.model, self.params, call, None, scrubbed)
+            )
+            raise
         entry = cassette_entry(key, self.spec, self.model, self.params, call, reply)
         entry["text"] = self._scrub(entry["text"])
         self.writer.write(entry)

@@ -25,5 +25,6 @@ class OfflineJudge:
             what = f"a {call.task} call needs a model judge"
         raise JudgeRefusal(
             f"offline judge: {what}; run with --judge gemini:<model> or "
-            "--judge openai:<model>@<base_url>, or give them a 'ground' and a 'check'"
+            "--judge openai:<model>@<base_url>, or give them a 'ground' and a 'check'",
+            reason="offline",
         )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
+import math
 import os
 from typing import Any
 
@@ -18,6 +20,7 @@ from groundeval.judges._parse import clip, load_json
 from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeReply
 from groundeval.state import Usage
 
+_PER_CLIENT = 8
 FORMATS = ("json_schema", "json_object", "none")
 _NO_KEY = "not-needed"
 """Local servers ignore the key, but the SDK insists on one."""
@@ -51,6 +54,7 @@ class OpenAIJudge:
         max_output_tokens: int | None = None,
         timeout_s: float = 120.0,
         box_convention: str | None = None,
+        max_connections: int | None = None,
     ) -> None:
         try:
             import openai
@@ -70,9 +74,20 @@ class OpenAIJudge:
         key = api_key or os.environ.get("OPENAI_API_KEY") or _NO_KEY
         self.format = FORMATS[0]
         """Structured-output level in use; lowered once when the server rejects it."""
-        self._client = openai.AsyncOpenAI(
-            api_key=key, base_url=url, timeout=timeout_s, max_retries=0
-        )
+        # several clients with small pools: the HTTP pool scans every connection
+        # on each request, so eight pools of 8 cost less CPU than one of 64
+        shards = max(1, math.ceil((max_connections or 1) / _PER_CLIENT))
+        self._clients = [
+            openai.AsyncOpenAI(
+                api_key=key,
+                base_url=url,
+                timeout=timeout_s,
+                max_retries=0,
+                http_client=_http_client(openai, max_connections, shards),
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(range(shards))
 
     def _request(self, call: JudgeCall, level: str) -> dict[str, Any]:
         content: list[dict[str, Any]] = [
@@ -109,7 +124,9 @@ class OpenAIJudge:
             level = self.format
             try:
                 response = await asyncio.wait_for(
-                    self._client.chat.completions.create(**self._request(call, level)),
+                    self._clients[next(self._next)].chat.completions.create(
+                        **self._request(call, level)
+                    ),
                     timeout=self.timeout_s + 5,
                 )
             except self._openai.APIStatusError as exc:
@@ -120,6 +137,19 @@ class OpenAIJudge:
             except Exception as exc:
                 raise classify_transport(exc) from exc
             return _reply(response)
+
+
+def _http_client(openai: Any, max_connections: int | None, shards: int) -> Any:
+    """An HTTP client sized for this shard of the concurrency, or the SDK default."""
+    if not max_connections:
+        return None
+    try:
+        import httpx2 as httpx
+    except ImportError:  # older SDKs use httpx
+        import httpx  # type: ignore[no-redef]
+    n = math.ceil(max_connections / shards)
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    return openai.DefaultAsyncHttpxClient(limits=limits)
 
 
 def _about_format(exc: Any) -> bool:

@@ -6,6 +6,7 @@ still missing it is returned as an error with the reason.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,14 +151,16 @@ async def ask_questions(
     answer_text: str | None = None,
     usage: Usage | None = None,
 ) -> tuple[dict[str, Answer], Usage]:
-    """Ask all questions in one call; re-ask each missing one alone once; never guess."""
+    """Ask all questions in one call; re-ask each missing one alone once; never guess.
+
+    The re-asks run concurrently. A question still unanswered after its re-ask
+    (or whose call failed) comes back with ``result=None`` and the reason.
+    """
     total = usage or Usage()
-    answers: dict[str, Answer] = {}
-    pending = list(questions)
-    batches = [pending] if pending else []
-    first = True
-    while batches:
-        batch = batches.pop(0)
+    if not questions:
+        return {}, total
+
+    async def ask(batch: list[QuestionRef]) -> tuple[dict[str, Answer], list[QuestionRef], Usage]:
         call = JudgeCall(
             task="questions",
             prompt=build_questions_prompt(
@@ -171,22 +174,23 @@ async def ask_questions(
         try:
             reply = await judge.generate(call)
         except JudgeError as exc:
-            for q in batch:
-                answers[q.id] = Answer(q.id, None, error=f"judge error: {exc}")
-            continue
-        total = total.add(reply.usage)
+            failed = {q.id: Answer(q.id, None, error=f"judge error: {exc}") for q in batch}
+            return failed, [], Usage()
         got = parse_answers(reply.text, [q.id for q in batch])
-        answers.update(got)
         missing = [q for q in batch if q.id not in got]
         for q in missing:
-            if first and len(batch) > 1:
-                batches.append([q])
-            else:
-                answers[q.id] = Answer(
-                    q.id,
-                    None,
-                    raw=reply.text,
-                    error=f"no usable answer for {q.id} in the judge's reply: {clip(reply.text)}",
-                )
-        first = False
-    return answers, total
+            got[q.id] = Answer(
+                q.id,
+                None,
+                raw=reply.text,
+                error=f"no usable answer for {q.id} in the judge's reply: {clip(reply.text)}",
+            )
+        return got, missing, reply.usage
+
+    answers, missing, spent = await ask(list(questions))
+    total = total.add(spent)
+    if len(questions) > 1 and missing:
+        for again, _, spent in await asyncio.gather(*(ask([q]) for q in missing)):
+            answers.update(again)
+            total = total.add(spent)
+    return {q.id: answers[q.id] for q in questions}, total

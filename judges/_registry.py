@@ -26,6 +26,19 @@ from groundeval.judges._offline import OfflineJudge
 from groundeval.judges._protocol import Judge
 
 SPECS = "offline, gemini:<model>, openai:<model>@<base_url> or replay:<cassette>"
+_OPTIONS = frozenset(
+    {
+        "api_key",
+        "base_url",
+        "temperature",
+        "seed",
+        "thinking",
+        "max_output_tokens",
+        "timeout_s",
+        "box_convention",
+        "max_connections",
+    }
+)
 _KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY")
 
 
@@ -48,6 +61,11 @@ def make_judge(spec: str | None, **options: Any) -> Judge:
     if not sep or not rest:
         raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
     options = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"unknown judge option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}"
+        )
     if kind == "gemini":
         from groundeval.judges._gemini import GeminiJudge
 
@@ -60,6 +78,8 @@ def make_judge(spec: str | None, **options: Any) -> Judge:
         options.setdefault("base_url", url)
         options.pop("thinking", None)
         return OpenAIJudge(model, **options)
+    if options and kind == "replay":
+        raise ValueError(f"replay takes no options (got {', '.join(sorted(options))})")
     if kind == "replay":
         return ReplayJudge(rest)
     raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
@@ -85,7 +105,8 @@ def build_judge(
         spec: backend spec string, see :func:`make_judge`.
         cache_dir: folder of the content-addressed reply cache, shared across runs;
             ``None`` disables caching.
-        record: JSONL cassette to append every answered call to (``replay:`` serves it).
+        record: JSONL cassette to append every call to, with its reply or final error
+            (``replay:<cassette>`` serves it offline).
         rpm: requests per minute allowed (``None``: unlimited).
         tpm: tokens per minute allowed, estimated before each call (``None``: unlimited).
         concurrency: most calls in flight at once, across all items.
@@ -101,7 +122,7 @@ def build_judge(
     Returns:
         A :class:`Judge`; ``judge.account`` holds calls, tokens, seconds and cost.
     """
-    if spec and spec.startswith("gemini:"):
+    if spec and spec.startswith(("gemini:", "openai:")):
         options.setdefault("max_connections", concurrency)
     backend = make_judge(spec, **options)
     return wrap_judge(

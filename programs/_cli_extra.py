@@ -12,8 +12,11 @@ import typer
 
 def mount(app: typer.Typer) -> None:
     """Add the ground/demo commands and the benchmark sub-apps."""
+    from groundeval.state.report._cli import report_command
+
     app.command("ground")(ground)
     app.command("demo")(demo)
+    app.command("report")(report_command)
     try:
         bench = importlib.import_module("groundeval.benchmarks.cli")
     except ImportError:

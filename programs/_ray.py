@@ -20,8 +20,9 @@ cache through the shared ``cache_dir``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import importlib
+import math
+import os
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +38,7 @@ from groundeval.state._store import RunStore
 INSTALL_HINT = "the ray executor needs Ray: pip install 'groundeval[ray]'"
 
 
-class WorkerSetupError(RuntimeError):
+class WorkerSetupError(ValueError):
     """A worker could not import the user's modules or check files (stops the run)."""
 
 
@@ -90,6 +91,7 @@ class _Job:
     judge: JudgeRecipe | JudgeFactory
     budget: Any
     run_root: Path
+    cwd: str
     imports: tuple[str, ...]
     checks: tuple[str, ...]
 
@@ -172,19 +174,22 @@ class RayExecutor:
             budget = self._start_budget()
             job = _Job(
                 uuid.uuid4().hex, self._recipe(judge), budget, store.root.resolve(),
-                self.imports, self.checks,
+                os.getcwd(), self.imports, self.checks,
             )  # fmt: skip
             job_ref = ray.put(job)
             task = ray.remote(_grade_on_worker)
-            cap = self.max_in_flight or max(2, int(2 * ray.cluster_resources().get("CPU", 1)))
+            cap = self.max_in_flight or self._default_in_flight(ray)
             queue = iter(items)
             while True:
                 while len(pending) < cap and (item := next(queue, None)) is not None:
                     options = {**self._resources(item), "max_retries": self.max_retries}
-                    pending[task.options(**options).remote(job_ref, _absolute(item))] = item
+                    pending[task.options(**options).remote(job_ref, item)] = item
                 if not pending:
                     break
-                ready, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
+                # a timeout keeps Ctrl-C responsive (the thread returns within a second)
+                ready, _ = await asyncio.to_thread(
+                    ray.wait, list(pending), num_returns=1, timeout=1.0
+                )
                 for ref in ready:
                     item = pending.pop(ref)
                     on_result(*_collect(ray, ref, item))
@@ -206,6 +211,12 @@ class RayExecutor:
             kwargs["_node_ip_address"] = "127.0.0.1"  # a local instance stays on loopback
         ray.init(address=self.address, **{**kwargs, **self.init_kwargs})
         return True
+
+    def _default_in_flight(self, ray: Any) -> int:
+        """Twice as many tasks as the cluster can run at once, so no CPU waits for work."""
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        per_item = self.num_cpus if self.num_cpus > 0 else 1 / 16
+        return max(2, math.ceil(2 * cpus / per_item))
 
     def _start_budget(self) -> Any:
         if self.rpm is None and self.tpm is None:
@@ -248,13 +259,8 @@ def _proposer_gpus(name: str, overrides: Mapping[str, float]) -> float:
     return float(getattr(factory, "num_gpus", 0.0) or 0.0)
 
 
-def _absolute(item: ItemInput) -> ItemInput:
-    """The item with absolute image paths (a worker's working folder may differ)."""
-    return dataclasses.replace(item, images=[Path(p).expanduser().absolute() for p in item.images])
-
-
 def _collect(ray: Any, ref: Any, item: ItemInput) -> tuple[ItemResult, ItemUsage]:
-    """A finished task's result, with image paths as given; a task that failed is an error."""
+    """A finished task's result; a task that failed (its worker died too often) is an error."""
     try:
         result, usage = ray.get(ref)
     except ray.exceptions.RayError as exc:
@@ -273,7 +279,7 @@ def _collect(ray: Any, ref: Any, item: ItemInput) -> tuple[ItemResult, ItemUsage
             error=message,
         )
         return failed, ItemUsage(item_id=item.item_id)
-    return result.model_copy(update={"images": [str(p) for p in item.images]}), usage
+    return result, usage
 
 
 # worker --------------------------------------------------------------------
@@ -291,8 +297,14 @@ _WORKER = _WorkerState()
 
 
 def _grade_on_worker(job: _Job, item: ItemInput) -> tuple[ItemResult, ItemUsage]:
-    """Body of one Ray task: set the worker up once, then grade the item on its loop."""
+    """Body of one Ray task: set the worker up once, then grade the item on its loop.
+
+    The driver's working folder is entered first, so relative image paths mean the
+    same here and are recorded (and named in errors) exactly as a local run would.
+    """
     _setup(job)
+    if os.getcwd() != job.cwd and os.path.isdir(job.cwd):
+        os.chdir(job.cwd)
     loop = _worker_loop()
     if _WORKER.token != job.token or _WORKER.judge is None:
         _WORKER.judge = _worker_judge(job)

@@ -189,7 +189,6 @@ def merge(
 
 def main() -> None:
     """Console entry point."""
-    _mount_optional()
     try:
         app()
     except KeyboardInterrupt:
@@ -197,7 +196,10 @@ def main() -> None:
 
 
 def _mount_optional() -> None:
-    """Subcommands whose modules live in other packages."""
+    """Subcommands whose modules live in other packages (ground, demo, report, benchmarks)."""
     from groundeval.programs import _cli_extra
 
     _cli_extra.mount(app)
+
+
+_mount_optional()

@@ -240,9 +240,28 @@ def test_axis_tables_leaderboard_and_external_ranking(tmp_path: Path) -> None:
                                    "--external", str(elo), "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["external"]["spearman"] == pytest.approx(1.0)
+    res = CliRunner().invoke(app, ["leaderboard-command", str(m1), str(m2), "--axes"])
+    assert res.exit_code == 0, res.output
+    assert "axes:" in res.output and "quantity" in res.output
 
 
 def load_labels_results(folder: Path) -> list[ItemResult]:
     from groundeval.state._store import RunStore
 
     return RunStore(folder).results()
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "message"),
+    [
+        ("item,likert\na,5\n", ".csv", "no column 'score'"),
+        ("item,score\na,high\n", ".csv", "expected a number"),
+        ("[1, 2]", ".json", "expected an object of records"),
+        ('{"item": "a", "score": 1}\nnot json\n', ".jsonl", ":2: invalid JSON"),
+    ],
+)
+def test_bad_ratings_files(tmp_path: Path, content: str, suffix: str, message: str) -> None:
+    path = tmp_path / f"r{suffix}"
+    path.write_text(content)
+    with pytest.raises(AgreeInputError, match=message):
+        load_ratings(path, "score")

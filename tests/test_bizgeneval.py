@@ -218,3 +218,38 @@ def test_checklist_protocol_on_a_run_equals_reference_summary(tmp_path: Path) ->
     complete = [i for i in items if i.item_id in truth and None not in truth[i.item_id].values()]
     calls_for = [c.item_id for c in judge.calls]
     assert all(calls_for.count(i.item_id) == 1 for i in complete[:20])
+
+
+def test_reference_folders_compare_with_agree(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from groundeval.benchmarks._agree import agreement, load_labels
+    from groundeval.benchmarks.cli import bizgeneval_app
+
+    truth_a = _make_reference_results(tmp_path / "a", seed=1)
+    _make_reference_results(tmp_path / "b", seed=2)
+    runner = CliRunner()
+    for name in ("a", "b"):
+        args = ["labels", "--data", str(DATA), "--results", str(tmp_path / name)]
+        res = runner.invoke(bizgeneval_app, [*args, "--out", str(tmp_path / f"{name}.jsonl")])
+        assert res.exit_code == 0, res.output
+    a, b = load_labels(tmp_path / "a.jsonl"), load_labels(tmp_path / "b.jsonl")
+    assert len(a.scores) == len(truth_a)
+    out = agreement(a, b)
+    assert out["n"] == 20 * len(truth_a) and set(out["per_tag"]) == {"domain", "dimension"}
+    assert {"pass", "fail", "error"} <= set(out["confusion"])
+    summary = summarize_reference(DATA, tmp_path / "a")
+    expected = {k: v["error_score"] for k, v in summary["by_domain"].items()}
+    for domain, value in expected.items():
+        scores = [s for i, s in a.scores.items() if a.tags[i]["domain"] == domain]
+        assert sum(scores) / len(scores) == pytest.approx(value)
+    args = ["summarize", "--data", str(DATA), "--results", str(tmp_path / "a")]
+    res = runner.invoke(bizgeneval_app, [*args, "--out", str(tmp_path / "s"), "--missing", "zero"])
+    assert res.exit_code == 0 and "missing 12 (zero)" in res.output
+
+
+def test_summarize_reference_rejects_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="results folder not found"):
+        summarize_reference(DATA, tmp_path / "nope")
+    with pytest.raises(ValueError, match="skip' or 'zero"):
+        summarize_reference(DATA, tmp_path, missing="drop")  # type: ignore[arg-type]

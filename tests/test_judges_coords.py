@@ -171,3 +171,12 @@ def test_inverse_round_trips(conv, x1, y1, x2, y2, w, h) -> None:
     assert back == pytest.approx(px, abs=tol)
     pt = point_to_px(px_to_point(px[:2], conv, (w, h)), conv, (w, h))
     assert pt == pytest.approx(px[:2], abs=tol)
+
+
+@pytest.mark.parametrize("module", ["_coords", "_parse", "_errors", "_gemini", "_openai"])
+def test_doctests(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"groundeval.judges.{module}"))
+    assert result.failed == 0 and result.attempted > 0

@@ -15,7 +15,13 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from groundeval.judges import QuestionRef, ask_questions, build_judge
-from groundeval.judges._fakeapi import answers_for, gemini_body, gemini_request_parts
+from groundeval.judges._fakeapi import (
+    answers_for,
+    gemini_body,
+    gemini_request_parts,
+    openai_body,
+    openai_request_parts,
+)
 from groundeval.judges._fakeapi import tiny_png as png
 
 GEMINI_PATH = "/v1/models/gemini-2.5-flash:generateContent"
@@ -23,9 +29,10 @@ FAULTS = ["429", "500", "503", "hang", "truncated", "empty", "safety"]
 
 
 class FaultyServer:
-    """Answers like Gemini; 30 % of requests get one of the faults, chosen by a seeded draw."""
+    """Answers like Gemini or OpenAI; 30 % of requests get a fault, chosen by a seeded draw."""
 
-    def __init__(self, rate: float = 0.3, seed: int = 4) -> None:
+    def __init__(self, kind: str = "gemini", rate: float = 0.3, seed: int = 4) -> None:
+        self.kind = kind
         self.rate = rate
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -38,7 +45,8 @@ class FaultyServer:
             fault = self.rng.choice(FAULTS) if self.rng.random() < self.rate else None
             if fault:
                 self.faults[fault] += 1
-        _, text = gemini_request_parts(request.get_json())
+        gemini = self.kind == "gemini"
+        _, text = (gemini_request_parts if gemini else openai_request_parts)(request.get_json())
         answer = answers_for(text, result=True)
         if fault == "429":
             return _json(
@@ -49,12 +57,25 @@ class FaultyServer:
         if fault == "hang":
             time.sleep(1.0)
         if fault == "truncated":
-            return _json(gemini_body(answer[: len(answer) // 2], finish="MAX_TOKENS"))
+            cut = answer[: len(answer) // 2]
+            return _json(
+                gemini_body(cut, finish="MAX_TOKENS")
+                if gemini
+                else openai_body(cut, finish="length")
+            )
         if fault == "empty":
-            return _json(gemini_body(None, no_candidates=True))
+            return _json(
+                gemini_body(None, no_candidates=True)
+                if gemini
+                else openai_body(None, no_choices=True)
+            )
         if fault == "safety":
-            return _json(gemini_body(None, finish="SAFETY"))
-        return _json(gemini_body(answer))
+            return _json(
+                gemini_body(None, finish="SAFETY")
+                if gemini
+                else openai_body(None, finish="content_filter")
+            )
+        return _json(gemini_body(answer) if gemini else openai_body(answer))
 
 
 def _json(body: dict, status: int = 200, headers: dict | None = None) -> Response:
@@ -72,19 +93,22 @@ def threaded_server() -> Iterator[HTTPServer]:
     server.stop()
 
 
-def test_200_items_with_30_percent_faults_all_accounted_for(threaded_server, tmp_path) -> None:
-    fake = FaultyServer()
-    threaded_server.expect_request(GEMINI_PATH).respond_with_handler(fake)
+@pytest.mark.parametrize("kind", ["gemini", "openai"])
+def test_200_items_with_30_percent_faults_all_accounted_for(threaded_server, kind) -> None:
+    fake = FaultyServer(kind)
     attempts = 4
-    judge = build_judge(
-        "gemini:gemini-2.5-flash",
-        api_key="k" * 20,
-        base_url=threaded_server.url_for("/"),
-        timeout_s=0.3,
-        retries=attempts,
-        backoff_s=(0.01, 0.1),
-        concurrency=32,
-    )
+    layers = {"timeout_s": 0.3, "retries": attempts, "backoff_s": (0.01, 0.1), "concurrency": 32}
+    if kind == "gemini":
+        threaded_server.expect_request(GEMINI_PATH).respond_with_handler(fake)
+        judge = build_judge(
+            "gemini:gemini-2.5-flash",
+            api_key="k" * 20,
+            base_url=threaded_server.url_for("/"),
+            **layers,
+        )
+    else:
+        threaded_server.expect_request("/v1/chat/completions").respond_with_handler(fake)
+        judge = build_judge(f"openai:fake@{threaded_server.url_for('/v1')}", **layers)
     questions = [QuestionRef("q1", "Is there a die?"), QuestionRef("q2", "Are there 5 pips?")]
     image = png()
 

@@ -208,3 +208,38 @@ def test_parse_verification_never_accepts_by_default(text: str) -> None:
         assert e.verdict in ("accepted", "rejected")
         if e.verdict == "accepted":
             assert re.search(r"true|yes|ok|accepted|correct", text, re.IGNORECASE), text
+
+
+def test_parse_reply_validates_into_a_model_and_says_where_it_failed() -> None:
+    import pytest
+    from pydantic import BaseModel
+
+    from groundeval.judges import parse_reply
+
+    class Verdicts(BaseModel):
+        verdicts: list[int]
+
+    assert parse_reply('Sure:\n```json\n{"verdicts": [1, 2]}\n```', Verdicts).verdicts == [1, 2]
+    assert parse_reply("[3, 4", Verdicts).verdicts == [3, 4]  # bare, truncated list
+    with pytest.raises(ValueError, match=r"verdicts\.0"):
+        parse_reply('{"verdicts": ["x"]}', Verdicts)
+    with pytest.raises(ValueError, match="no JSON"):
+        parse_reply("no idea", Verdicts)
+
+
+@FAST
+@given(text=st.one_of(st.text(max_size=200), json_value.map(_dump)))
+def test_load_json_never_raises_and_has_no_nan(text: str) -> None:
+    value = load_json(text)
+    assert value is None or isinstance(value, (dict, list))
+
+    def finite(v) -> bool:
+        if isinstance(v, float):
+            return math.isfinite(v)
+        if isinstance(v, dict):
+            return all(finite(x) for x in v.values())
+        if isinstance(v, list):
+            return all(finite(x) for x in v)
+        return True
+
+    assert finite(value)

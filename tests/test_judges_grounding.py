@@ -263,3 +263,54 @@ def test_text_helper_requires_text_field() -> None:
     )
     assert elements[0].fields["text"] == "SALE" and "text" not in elements[1].fields
     assert problems == ["element 2: field 'text' missing"]
+
+
+def test_gemini_grounding_over_the_wire(httpserver) -> None:
+    from werkzeug import Request, Response
+
+    from groundeval.judges import build_judge, propose_schema
+    from groundeval.judges._fakeapi import gemini_body, gemini_request_parts
+
+    sent: list[dict] = []
+
+    def handler(request: Request) -> Response:
+        body = request.get_json()
+        sent.append(body)
+        _, text = gemini_request_parts(body)
+        if text.startswith("You mark evidence"):
+            reply = {
+                "elements": [
+                    {"label": "die", "box_2d": box_2d(x, 30, x + 40, 70), "fields": {"pips": 2}}
+                    for x in (20, 80, 140)
+                ]
+            }
+        else:
+            reply = {
+                "verdicts": [{"id": i, "ok": True, "reason": "die"} for i in (1, 2, 3)],
+                "missing": [],
+            }
+        return Response(json.dumps(gemini_body(json.dumps(reply))), content_type="application/json")
+
+    httpserver.expect_request("/v1/models/gemini-2.5-flash:generateContent").respond_with_handler(
+        handler
+    )
+    judge = build_judge(
+        "gemini:gemini-2.5-flash", api_key="k" * 20, base_url=httpserver.url_for("/")
+    )
+    spec = GroundSpec(
+        helper="boxes", target="each die", fields=PIPS, proposer="judge", verifier="judge"
+    )
+    state = ground(judge, spec)
+    assert state.status == "grounded"
+    assert [e.xyxy_px for e in state.elements] == [
+        pytest.approx([x, 30, x + 40, 70]) for x in (20, 80, 140)
+    ]
+    assert [e.fields["pips"] for e in state.elements] == [2, 2, 2]
+    propose_images, _ = gemini_request_parts(sent[0])
+    verify_images, _ = gemini_request_parts(sent[1])
+    assert propose_images == [image()[1].data]
+    assert verify_images[0] != propose_images[0]  # the overlay, not the original
+    assert sent[0]["generationConfig"]["responseJsonSchema"] == propose_schema(
+        "boxes", PIPS, "box_2d_1000"
+    )
+    assert judge.account.total.calls == 2 and judge.account.total.cost_usd > 0

@@ -256,3 +256,49 @@ def test_missing_answer_is_reasked_alone_then_error() -> None:
     assert answers["q2"].result is None and "no usable answer for q2" in answers["q2"].error
     assert [tuple(q.id for q in c.questions) for c in judge.calls] == [("q1", "q2"), ("q2",)]
     assert usage.calls == 2
+
+
+def test_unknown_backend_option_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"unknown judge option.*temprature"):
+        make_judge("openai:m@http://127.0.0.1:9/v1", temprature=0)
+
+
+def test_wrap_judge_stacks_cache_and_accounting(tmp_path: Path) -> None:
+    from groundeval.judges import wrap_judge
+
+    backend = scripted()
+    judge = wrap_judge(backend, cache_dir=tmp_path, concurrency=2)
+    for _ in range(2):
+        run(ask_questions(judge, [tiny_png()], QS, item_id="a"))
+    assert len(backend.calls) == 1
+    assert judge.account.total.calls == 1 and judge.account.total.cached_calls == 1
+    assert judge.spec == "scripted" and judge.calls is backend.calls  # attributes pass through
+
+
+def test_recorded_errors_replay_as_the_same_errors(tmp_path: Path) -> None:
+    cassette = tmp_path / "calls.jsonl"
+
+    def script(call: JudgeCall) -> str:
+        if call.item_id == "bad":
+            raise JudgeError("gemini stopped the reply: finish_reason=SAFETY", reason="safety")
+        return '{"answers": [{"id": "q1", "result": true, "reason": "ok"}]}'
+
+    recorder = RecordingLayer(ScriptedJudge(on_call=script), CassetteWriter(cassette), Scrubber([]))
+    qs = QS[:1]
+    live = {
+        i: run(ask_questions(recorder, [tiny_png()], qs, item_id=i, prompt=i))[0]["q1"]
+        for i in ("good", "bad")
+    }
+    replay = ReplayJudge(cassette)
+    again = {
+        i: run(ask_questions(replay, [tiny_png()], qs, item_id=i, prompt=i))[0]["q1"]
+        for i in ("good", "bad")
+    }
+    assert again == live
+    assert again["bad"].result is None and "SAFETY" in again["bad"].error
+    # a later success for the same call supersedes the recorded error
+    writer = CassetteWriter(cassette)
+    entry = json.loads(cassette.read_text().splitlines()[1])
+    assert "error" in entry
+    writer.write({**{k: v for k, v in entry.items() if k != "error"}, "text": "{}"})
+    assert "error" not in ReplayJudge(cassette)._by_key[entry["key"]]

@@ -265,6 +265,10 @@ def test_api_key_never_reaches_cache_cassette_or_errors(
     assert len(files) == 2
     for path in files:
         assert KEY not in path.read_text(encoding="utf-8"), path
+    recorded = [json.loads(line) for line in (tmp_path / "run" / "calls.jsonl").open()]
+    assert [e.get("error", {}).get("reason") for e in recorded] == [None, "http 400"]
+    assert "[redacted]" in recorded[1]["error"]["message"]
+    assert "[redacted]" in recorded[0]["text"]  # a reply echoing the key is scrubbed too
 
 
 def test_cache_then_record_then_replay_over_the_wire(httpserver, tmp_path: Path) -> None:

@@ -83,8 +83,12 @@ def _files(run: Path, pattern: str) -> dict[str, bytes]:
     return {p.relative_to(run).as_posix(): p.read_bytes() for p in sorted(run.glob(pattern))}
 
 
-def test_same_bytes_as_local_and_one_shared_cache(tmp_path: Path, server: FakeChatServer) -> None:
-    items = _items(tmp_path)
+def test_same_bytes_as_local_and_one_shared_cache(
+    tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # relative image paths, as `--images gen/` gives
+    items = _items(Path("gen"))
+    assert not items[0].images[0].is_absolute()
     spec = f"openai:fake@{server.url}"
     local = _run(items, tmp_path / "local", spec, LocalExecutor(4))
     local_calls = server.calls

@@ -10,6 +10,7 @@ from groundeval.benchmarks.bizgeneval._data import (
 )
 from groundeval.benchmarks.bizgeneval._summary import (
     ReferenceScan,
+    reference_labels,
     scan_reference,
     summarize_reference,
     summarize_run,
@@ -22,6 +23,7 @@ __all__ = [
     "ReferenceScan",
     "image_stem",
     "load_bizgeneval",
+    "reference_labels",
     "row_program",
     "scan_reference",
     "summarize_reference",

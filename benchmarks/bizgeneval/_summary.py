@@ -89,6 +89,35 @@ def scan_reference(
     return scan
 
 
+def reference_labels(data: Path, results_dir: Path) -> list[dict[str, Any]]:
+    """Label rows (``item``, ``question``, ``outcome``, ``tags``, ``score``) for ``agree``.
+
+    ``outcome`` is ``pass``/``fail``, or ``error`` for an answer missing from its
+    file; ``score`` is the item's 20-question score. Items without a result are left out.
+    """
+    rows: list[dict[str, Any]] = []
+    items = [row_item(r) for r in read_rows(data)]
+    for item in items:
+        meta, _ = _load_result(Path(results_dir) / f"{item.item_id}.json")
+        if meta is None:
+            continue
+        tags = {"domain": item.domain, "dimension": item.dimension}
+        flags = {j: _right(meta, j) for j in range(1, item.n_questions + 1)}
+        record = record_from_outcomes(
+            item.item_id,
+            item.domain,
+            item.dimension,
+            {"easy": [flags[j][0] for j in item.easy], "hard": [flags[j][0] for j in item.hard]},
+        )
+        for j, (ok, gone) in flags.items():
+            outcome = "error" if gone else ("pass" if ok else "fail")
+            rows.append(
+                {"item": item.item_id, "question": str(j), "outcome": outcome, "tags": tags}
+            )
+        rows[-1]["score"] = record.scores["all"]
+    return rows
+
+
 def _csv_text(rows: list[dict[str, str]]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")

@@ -5,8 +5,9 @@ Left alone, ultralytics probes DNS when imported, tries to download
 may pip-install missing packages, and on a 2-core machine runs torch on one
 thread (it takes cores - 1). :func:`import_ultralytics` fixes all of that once
 per process: ``YOLO_OFFLINE=1``, ``YOLO_AUTOINSTALL=false``, a settings folder
-under the user's cache (``YOLO_CONFIG_DIR``; ultralytics adds ``Ultralytics/``) holding a font shipped by an
-installed package copied in as ``Arial.ttf``, settings sync off. Values the
+under the user's cache (``YOLO_CONFIG_DIR``; ultralytics adds ``Ultralytics/``)
+holding a font shipped by an installed package copied in as ``Arial.ttf``,
+settings sync off. Values the
 user already set in the environment win. :func:`use_threads` pins torch's
 thread count on a model's train, validation and predict runs (ultralytics
 resets it at each).
@@ -31,10 +32,11 @@ THREADS_ENV = "GROUNDEVAL_THREADS"
 FONT_NAMES = ("Arial.ttf", "Arial.Unicode.ttf")
 _LOCK = threading.Lock()
 _READY: list[ModuleType] = []
+_THREADS: dict[int, int] = {}
 
 
 def cache_dir() -> Path:
-    """groundeval's folder in the user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    """The groundeval folder in the user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "groundeval"
 
@@ -103,15 +105,23 @@ def import_ultralytics() -> ModuleType:
 
 
 def use_threads(model: Any, threads: int | None = None) -> int:
-    """Pin torch to ``threads`` (default: all cores) whenever ``model`` trains, validates or predicts."""
+    """Pin torch to ``threads`` (default: all cores) when ``model`` trains, validates, predicts.
+
+    ultralytics resets torch's thread count to cores - 1 when a run starts, so
+    the count is set again by callbacks registered once per model.
+    """
     import torch
 
     count = thread_count(threads)
+    key = id(model)
+    first = key not in _THREADS
+    _THREADS[key] = count
+    if first:
 
-    def pin(_: Any) -> None:
-        torch.set_num_threads(count)
+        def pin(_: Any) -> None:
+            torch.set_num_threads(_THREADS[key])
 
-    for event in ("on_pretrain_routine_start", "on_train_start", "on_val_start", "on_predict_start"):
-        model.add_callback(event, pin)
+        for event in ("on_train_start", "on_val_start", "on_predict_start", "on_export_start"):
+            model.add_callback(event, pin)
     torch.set_num_threads(count)
     return count

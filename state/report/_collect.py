@@ -117,7 +117,7 @@ def format_score(value: float | None) -> str:
 
 
 def overrides_key(run: RunData) -> str:
-    """localStorage key of a run's pending overrides: stable across re-renders and rescoring."""
+    """The localStorage key of a run's pending overrides: stable across re-renders and rescoring."""
     config = json.dumps(run.config, sort_keys=True)
     digest = hashlib.sha256(f"{run.root.resolve()}\n{config}".encode()).hexdigest()[:16]
     return f"groundeval:overrides:{digest}"

@@ -15,7 +15,6 @@ from groundeval.state.report._tables import group_stats, groups
 MAX_GROUPS = 24
 """Tag values drawn per score plot; the table below it lists them all."""
 COLOURS = {"pass": "#3a923a", "fail": "#c8402f", "withheld": "#d9a21b", "error": "#7a5195"}
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "groundeval", "font.size": 9}
 
 
 @dataclass(frozen=True)
@@ -30,11 +29,13 @@ def write_plots(runs: list[RunData], folder: Path) -> list[Plot]:
     """Draw every plot of the index into ``folder``; return them in page order."""
     folder.mkdir(parents=True, exist_ok=True)
     plots: list[Plot] = []
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ge", "font.size": 9}):
         for n, protocol in enumerate(sorted({r.scoring for run in runs for r in run.results})):
             fig = _scores_figure(runs, protocol)
             plots.append(_save(fig, folder, f"scores-{n}.svg", f"{protocol}: mean scores by tag"))
-        plots.append(_save(_rates_figure(runs), folder, "rates.svg", "Withheld, error, gate-failed rates"))
+        plots.append(
+            _save(_rates_figure(runs), folder, "rates.svg", "Withheld, error, gate-failed rates")
+        )
         plots.append(_save(_outcomes_figure(runs), folder, "outcomes.svg", "Decision outcomes"))
         plots.append(_save(_usage_figure(runs), folder, "usage.svg", "Calls, tokens and cost"))
     return plots
@@ -63,7 +64,7 @@ def _scores_figure(runs: list[RunData], protocol: str) -> Figure:
     ax.set_yticks([i + 0.4 - width / 2 for i in range(len(names))], labels=names)
     ax.invert_yaxis()
     ax.set_xlabel("mean over scored items")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -77,12 +78,15 @@ def _rates_figure(runs: list[RunData]) -> Figure:
     ax = fig.subplots()
     rates = ["withheld_rate", "error_rate", "gate_failed_rate"]
     width = 0.8 / len(runs)
+    highest = 0.0
     for n, run in enumerate(runs):
         stats = group_stats(run.results, [])
         values = [float(stats[r] or 0.0) for r in rates]
+        highest = max(highest, *values)
         ax.bar([i + n * width for i in range(len(rates))], values, width=width, label=run.label)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rates))], labels=rates)
     ax.set_ylabel("share of items")
+    ax.set_ylim(0.0, max(0.1, 1.15 * highest))
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     return fig
@@ -110,7 +114,7 @@ def _outcomes_figure(runs: list[RunData]) -> Figure:
         left = [a + b for a, b in zip(left, values, strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("decisions")
-    ax.legend(ncol=4, fontsize=7, loc="lower right")
+    ax.legend(ncol=4, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return fig
 
 
@@ -135,7 +139,9 @@ def _usage_figure(runs: list[RunData]) -> Figure:
     axes[1].legend(fontsize=6)
     axes[2].bar(labels, [t.cost_usd for t in totals], color="#55a868")
     axes[2].set_title("cost (USD)")
-    for ax in axes:
+    peaks = [max(t.calls for t in totals), max(bottom), max(t.cost_usd for t in totals)]
+    for ax, peak in zip(axes, peaks, strict=True):
+        ax.set_ylim(0.0, 1.15 * peak if peak > 0 else 1.0)
         ax.tick_params(axis="x", labelrotation=20, labelsize=7)
     fig.subplots_adjust(wspace=0.45)
     return fig

@@ -56,9 +56,7 @@ def score_table(runs: list[RunData], protocol: str) -> Table:
     keys = score_keys([r for rs in per_run for r in rs])
     metrics = ["items", *keys, "withheld_rate", "error_rate", "gate_failed_rate"]
     multi = len(runs) > 1
-    header = ["group"] + [
-        f"{m} · {run.label}" if multi else m for m in metrics for run in runs
-    ]
+    header = ["group"] + [f"{m} · {run.label}" if multi else m for m in metrics for run in runs]
     names = list(dict.fromkeys(g for rs in per_run for g in groups(rs)))
     rows = []
     for name in names:

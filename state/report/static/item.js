@@ -36,7 +36,9 @@
     const pending = store.get(data.item, question);
     const state = row.querySelector(".ov-state");
     const note = row.querySelector(".ov-note");
-    row.classList.toggle("pending", Boolean(pending));
+    const current = stored.get(question);
+    const applied = Boolean(pending) && current && current.source === "human" && current.outcome === pending.outcome;
+    row.classList.toggle("pending", Boolean(pending) && !applied);
     row.querySelectorAll("[data-set]").forEach((b) => {
       b.classList.toggle("active", Boolean(pending) && b.dataset.set === pending.outcome);
     });
@@ -45,8 +47,6 @@
       return;
     }
     if (document.activeElement !== note) note.value = pending.note;
-    const current = stored.get(question);
-    const applied = current && current.source === "human" && current.outcome === pending.outcome;
     state.textContent = (applied ? "applied: " : "pending: ") + pending.outcome + (pending.note ? " (" + pending.note + ")" : "");
   }
 

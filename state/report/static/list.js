@@ -6,7 +6,6 @@
   const store = window.groundevalOverrides;
   const $ = (id) => document.getElementById(id);
   let all = [];
-  let runs = [];
   let page = 0;
 
   function pendingItems() {
@@ -112,7 +111,6 @@
 
   window.groundevalReceiveItems = function (data) {
     all = data.rows;
-    runs = data.runs;
     const tags = Array.from(new Set(all.flatMap((r) => r.t))).sort();
     const select = $("f-tag");
     tags.forEach((t) => {

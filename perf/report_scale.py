@@ -1,0 +1,194 @@
+"""Report scale: render the audit report of a 2,000-item run; print seconds and page sizes.
+
+Builds the run with the store API (2 judge gates, 4 judge questions, 4 checks over
+one grounding state with two rounds and their overlays per item), then times
+`write_report` and prints the size of index.html (which must stay small: the item
+list is a separate, lazily loaded data file), the list data and a median item page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from groundeval.programs._checks import run_check
+from groundeval.programs._loaders import dump_programs_jsonl
+from groundeval.programs._model import Program
+from groundeval.programs._run import write_summary
+from groundeval.state import (
+    Decision,
+    Element,
+    ItemResult,
+    ItemUsage,
+    Provenance,
+    Round,
+    StateFile,
+    Usage,
+)
+from groundeval.state._store import RunStore, safe_name
+from groundeval.state.report import write_report
+
+CHECKS = [
+    "count(elements) == 5",
+    "sum(e.pips for e in elements) == 17",
+    "all(e.pips >= 1 for e in elements)",
+    "max(e.pips for e in elements) == 6",
+]
+
+
+def program() -> Program:
+    ground = {"helper": "boxes", "proposer": "opencv.dice"}
+    hard = [{"id": f"d{i}", "ask": f"Direct {i}?"} for i in range(4)]
+    hard.append({"id": "c0", "ask": "Five dice?", "ground": ground, "check": CHECKS[0]})
+    hard += [
+        {"id": f"c{i}", "ask": f"Check {i}?", "uses": "c0", "check": CHECKS[i]} for i in range(1, 4)
+    ]
+    return Program.model_validate(
+        {
+            "id": "dice",
+            "gates": [{"id": "g0", "ask": "A die?"}, {"id": "g1", "ask": "A table?"}],
+            "hard": hard,
+        }
+    )
+
+
+def build(root: Path, n: int) -> None:
+    store = RunStore(root)
+    prog = program()
+    store.start({"judge": "scripted"}, dump_programs_jsonl([prog]), resume=False)
+    image = root.parent / "image.png"
+    canvas = np.full((96, 160, 3), (40, 110, 40), np.uint8)
+    cv2.imwrite(str(image), canvas)
+    overlay = cv2.imencode(
+        ".png", cv2.rectangle(canvas.copy(), (10, 10), (60, 60), (0, 200, 255), 2)
+    )[1]
+    for i in range(n):
+        item = f"item-{i:05d}"
+        elements = [
+            Element(
+                id=k + 1,
+                kind="box",
+                xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
+                fields={"pips": (i + k) % 6 + 1},
+                verdict="accepted",
+            )
+            for k in range(5)
+        ]
+        folder = root / "evidence" / safe_name(item)
+        folder.mkdir(parents=True, exist_ok=True)
+        rounds = []
+        for r in (1, 2):
+            (folder / f"c0.round{r}.png").write_bytes(overlay.tobytes())
+            rounds.append(
+                Round(
+                    index=r,
+                    asked="boxes for each die",
+                    proposer="opencv.dice",
+                    elements=elements,
+                    overlay=f"evidence/{safe_name(item)}/c0.round{r}.png",
+                )
+            )
+        state = StateFile(
+            item_id=item,
+            question_id="c0",
+            image_sha256="0" * 64,
+            image_size_wh=[160, 96],
+            helper="boxes",
+            elements=elements,
+            rounds=rounds,
+            status="grounded",
+            provenance=Provenance(toolkit_version="perf"),
+        )
+        rel = store.write_state(state)
+        decisions = [
+            Decision(
+                question_id=g,
+                kind="gate",
+                outcome="pass",
+                score=1.0,
+                source="judge",
+                reason="visible",
+            )
+            for g in ("g0", "g1")
+        ]
+        decisions += [
+            Decision(
+                question_id=f"d{k}",
+                kind="hard",
+                outcome="pass" if (i + k) % 3 else "fail",
+                score=1.0 if (i + k) % 3 else 0.0,
+                source="judge",
+                reason="the judge explains itself in a sentence or two",
+            )
+            for k in range(4)
+        ]
+        for k, q in enumerate(prog.hard[4:]):
+            trace = run_check(CHECKS[k], state)
+            decisions.append(
+                Decision(
+                    question_id=q.id,
+                    kind="hard",
+                    score=trace.score,
+                    check=trace,
+                    outcome="pass" if trace.score >= 1 else "fail",
+                    source="check",
+                    reason=trace.trace,
+                    state_file=rel,
+                )
+            )
+        result = ItemResult(
+            item_id=item,
+            program_id="dice",
+            scoring="grounded",
+            status="scored",
+            tags={"axis": ["quantity", "spatial", "text"][i % 3], "model": f"m{i % 4}"},
+            images=[str(image)],
+            decisions=decisions,
+            scores={"strict": 0.0, "relaxed": 0.0},
+        )
+        usage = ItemUsage(
+            item_id=item,
+            seconds=1.5,
+            usage=Usage(calls=2, input_tokens=2400, output_tokens=180, cost_usd=0.001),
+        )
+        store.append(result, usage)
+    write_summary(store, store.finalize())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "run"
+        t0 = time.perf_counter()
+        build(root, args.items)
+        print(f"built {args.items} items x 10 decisions in {time.perf_counter() - t0:.1f} s")
+        times = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            index = write_report([root])
+            times.append(time.perf_counter() - t0)
+        report = index.parent
+        pages = sorted((report / "items").glob("*.html"))
+        sizes = [p.stat().st_size for p in pages]
+        total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
+        median_s = statistics.median(times)
+        rate = args.items / median_s
+        print(f"render: median {median_s:.2f} s over {args.repeat} = {rate:,.0f} items/s")
+        print(f"index.html: {index.stat().st_size / 1024:.1f} KiB (item list not inline)")
+        data_kib = (report / "data" / "items.js").stat().st_size / 1024
+        print(f"data/items.js (lazy list data): {data_kib:.0f} KiB")
+        print(f"item pages: {len(pages)}, median {statistics.median(sizes) / 1024:.1f} KiB")
+        print(f"whole report folder: {total / 2**20:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()

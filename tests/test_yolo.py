@@ -1,0 +1,292 @@
+"""Learned proposers: the shipped dice detector through ONNX (core) and ultralytics (yolo extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from groundeval.grounding._loop import run_grounding
+from groundeval.grounding.models.train_dice import TRAIN_SEED0, VAL_SEED0, dice_scene
+from groundeval.grounding.proposers import yolo
+from groundeval.grounding.proposers._cv import iou
+from groundeval.grounding.proposers._onnx import WeightsError, decode, letterbox
+from groundeval.grounding.proposers._ultralytics_env import INSTALL_HINT
+from groundeval.judges._protocol import ImagePart
+from groundeval.programs._model import GroundSpec
+from groundeval.state import Provenance
+from groundeval.state._store import RunStore
+
+MODELS = yolo.MODELS_DIR
+HELD_OUT = [(d, s) for d in ("clean", "moderate", "hard") for s in range(8)]
+"""Seeds far below the training (900000+) and validation (910000+) seeds."""
+DICE_FIELDS = {"pips": {"type": "integer", "minimum": 1, "maximum": 6}}
+
+
+def scenes():
+    assert max(s for _, s in HELD_OUT) < min(TRAIN_SEED0, VAL_SEED0)
+    return [dice_scene(d, s) for d, s in HELD_OUT]
+
+
+def spec(proposer: str = "yolo", **params) -> GroundSpec:
+    return GroundSpec(helper="boxes", target="each die", proposer=proposer, params=params)
+
+
+def count_accuracy(proposer: yolo.YoloProposer, weights: str) -> tuple[float, list]:
+    right, boxes = 0, []
+    for scene in scenes():
+        elements = proposer.run(scene.image_bgr, spec(weights=weights)).elements
+        right += len(elements) == scene.truth["count"]
+        boxes.append([e.xyxy_px for e in elements])
+    return right / len(HELD_OUT), boxes
+
+
+def test_onnx_detector_counts_held_out_dice():
+    accuracy, boxes = count_accuracy(yolo.YoloProposer(), "dice_yolov8n.onnx")
+    assert accuracy >= 0.9, accuracy
+    truth = [d["xyxy_px"] for d in dice_scene("clean", 0).truth["dice"]]
+    for found in boxes[0]:
+        assert max(iou(tuple(found), tuple(t)) for t in truth) > 0.8
+
+
+def test_pt_detector_counts_held_out_dice_like_onnx():
+    pytest.importorskip("ultralytics", reason="the .pt path needs the yolo extra (ultralytics)")
+    accuracy, boxes = count_accuracy(yolo.YoloProposer(), "dice_yolov8n.pt")
+    assert accuracy >= 0.9, accuracy
+    _, onnx_boxes = count_accuracy(yolo.YoloProposer(), "dice_yolov8n.onnx")
+    for pt_image, onnx_image in zip(boxes, onnx_boxes, strict=True):
+        for b in pt_image:
+            assert max((iou(tuple(b), tuple(o)) for o in onnx_image), default=0) > 0.9
+
+
+def test_dice_proposer_reads_pips_on_clean_scenes():
+    proposer = yolo.YoloDiceProposer()
+    exact = 0
+    for seed in range(8):
+        scene = dice_scene("clean", seed)
+        elements = proposer.run(scene.image_bgr, spec("yolo.dice")).elements
+        pips = [e.fields["pips"] for e in elements]
+        exact += None not in pips and sum(pips) == scene.truth["pip_sum"]
+        assert all(
+            e.fields["class_name"] == "die" and 0 < e.fields["confidence"] <= 1 for e in elements
+        )
+    assert exact >= 7
+
+
+def test_yolo_dice_state_round_trips_through_run_store(tmp_path: Path):
+    scene = dice_scene("moderate", 3)
+    image = ImagePart(
+        data=b"x", mime="image/png", size_wh=(scene.image_bgr.shape[1], scene.image_bgr.shape[0])
+    )
+    ground = GroundSpec(
+        helper="boxes", target="each die", proposer="yolo.dice", fields=DICE_FIELDS, budget=2
+    )
+    state = asyncio.run(
+        run_grounding(
+            image_bgr=scene.image_bgr,
+            image=image,
+            spec=ground,
+            ask="count the dice",
+            item_id="dice-3",
+            question_id="h1",
+            provenance=Provenance(toolkit_version="test"),
+        )
+    )
+    assert state.status == "grounded", state.reason
+    assert len(state.elements) == scene.truth["count"]
+    store = RunStore(tmp_path / "run")
+    back = store.read_state(store.write_state(state))
+    assert back == state
+    assert back.provenance.proposer_params["weights"] == "dice_yolov8n.onnx"
+    assert {"pips", "class_name", "confidence"} <= set(back.elements[0].fields)
+
+
+@pytest.mark.parametrize("name", ["nope.onnx", "nope.pt", "/abs/nope.onnx"])
+def test_missing_weights_name_the_file_and_places(name: str):
+    with pytest.raises(WeightsError, match="nope") as info:
+        yolo.YoloProposer().run(np.zeros((32, 32, 3), np.uint8), spec(weights=name))
+    assert "not found" in str(info.value) and "never downloads" in str(info.value)
+    if not name.startswith("/"):
+        assert str(MODELS / name) in str(info.value)
+
+
+def test_missing_weights_param_and_wrong_suffix(tmp_path: Path):
+    with pytest.raises(WeightsError, match=r"params\.weights is required"):
+        yolo.YoloProposer().run(np.zeros((32, 32, 3), np.uint8), spec())
+    other = tmp_path / "model.bin"
+    other.write_bytes(b"x")
+    with pytest.raises(WeightsError, match=r"model\.bin: expected a \.onnx or \.pt file"):
+        yolo.YoloProposer().run(np.zeros((32, 32, 3), np.uint8), spec(weights=str(other)))
+
+
+def test_corrupt_onnx_is_a_clear_error_and_a_run_error(tmp_path: Path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not a protobuf" * 10)
+    with pytest.raises(WeightsError, match=r"bad\.onnx: not a readable ONNX model"):
+        yolo.YoloProposer().run(np.zeros((32, 32, 3), np.uint8), spec(weights=str(bad)))
+    image = ImagePart(data=b"x", mime="image/png", size_wh=(32, 32))
+    state = asyncio.run(
+        run_grounding(
+            image_bgr=np.zeros((32, 32, 3), np.uint8),
+            image=image,
+            spec=spec(weights=str(bad)),
+            ask="a",
+            item_id="i",
+            question_id="q",
+            provenance=Provenance(toolkit_version="test"),
+        )
+    )
+    assert state.status == "error" and "bad.onnx" in state.reason
+
+
+def test_corrupt_pt_is_a_clear_error(tmp_path: Path):
+    pytest.importorskip("ultralytics", reason="the .pt path needs the yolo extra (ultralytics)")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"\x80\x04not a pickle")
+    with pytest.raises(WeightsError, match=r"bad\.pt: not readable as yolo weights"):
+        yolo.YoloProposer().run(np.zeros((32, 32, 3), np.uint8), spec(weights=str(bad)))
+
+
+def test_class_filter_by_params_and_target():
+    names = {0: "die", 1: "coin"}
+    assert yolo.wanted_classes(names, None, "each die") == {"die"}
+    assert yolo.wanted_classes(names, None, "the coins") == {"coin"}
+    assert yolo.wanted_classes(names, None, "every object") == {"die", "coin"}
+    assert yolo.wanted_classes(names, ["coin"], "each die") == {"coin"}
+    with pytest.raises(ValueError, match=r"\['cat'\] are not in the model"):
+        yolo.wanted_classes(names, ["cat"], "")
+    scene = dice_scene("clean", 1)
+    assert (
+        yolo.YoloProposer()
+        .run(scene.image_bgr, spec(weights="dice_yolov8n.onnx", classes=["die"]))
+        .elements
+    )
+
+
+def test_letterbox_and_decode_map_boxes_back_with_nms():
+    image = np.zeros((240, 480, 3), np.uint8)
+    canvas, fit = letterbox(image, (320, 320))
+    assert canvas.shape == (320, 320, 3) and fit.scale == pytest.approx(320 / 480)
+    assert fit.pad_y == 80 and (canvas[:80] == 114).all()
+    # three anchors: two overlapping boxes of class 0, one of class 1 at the same place
+    out = np.zeros((1, 6, 3), np.float32)
+    out[0, :4, 0], out[0, 4, 0] = [100, 120, 40, 40], 0.9
+    out[0, :4, 1], out[0, 4, 1] = [102, 121, 40, 40], 0.8
+    out[0, :4, 2], out[0, 5, 2] = [100, 120, 40, 40], 0.7
+    xyxy, scores, classes = decode(out, conf=0.25, iou=0.5, max_det=10)
+    assert sorted(classes.tolist()) == [0, 1] and scores.max() == pytest.approx(0.9)
+    back = fit.to_original(xyxy[classes == 0])
+    assert back[0].tolist() == pytest.approx([120, 0, 180, 60])
+
+
+NETWORK_GUARD = """
+import socket, sys, json
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[:2]))
+    raise OSError("network disabled by test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.getaddrinfo = refuse
+socket.create_connection = refuse
+"""
+
+
+def run_offline(code: str, tmp_path: Path) -> dict:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for key in ("YOLO_OFFLINE", "YOLO_CONFIG_DIR", "YOLO_AUTOINSTALL"):
+        env.pop(key, None)
+    script = NETWORK_GUARD + textwrap.dedent(code) + "\nprint(json.dumps(report))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_core_path_imports_predicts_and_draws_without_network_or_torch(tmp_path: Path):
+    report = run_offline(
+        """
+        from groundeval.grounding.proposers import yolo
+        from groundeval.grounding.models.train_dice import dice_scene
+        from groundeval.grounding._draw import draw_marks
+        from groundeval.programs._model import GroundSpec
+        scene = dice_scene("clean", 2)
+        ground = GroundSpec(helper="boxes", target="each die", proposer="yolo.dice")
+        elements = yolo.YoloDiceProposer().run(scene.image_bgr, ground).elements
+        draw_marks(scene.image_bgr, elements)
+        report = {"attempts": attempts, "n": len(elements), "truth": scene.truth["count"],
+                  "torch": "torch" in sys.modules, "ultralytics": "ultralytics" in sys.modules}
+        """,
+        tmp_path,
+    )
+    assert report["attempts"] == [] and report["n"] == report["truth"]
+    assert not report["torch"] and not report["ultralytics"]
+
+
+def test_ultralytics_imports_predicts_and_plots_without_network(tmp_path: Path):
+    pytest.importorskip("ultralytics", reason="the .pt path needs the yolo extra (ultralytics)")
+    report = run_offline(
+        f"""
+        from groundeval.grounding.proposers._ultralytics_env import import_ultralytics
+        import_ultralytics()
+        from ultralytics import YOLO
+        from groundeval.grounding.models.train_dice import dice_scene
+        scene = dice_scene("hard", 4)
+        model = YOLO({str(MODELS / "dice_yolov8n.pt")!r})
+        result = model.predict(scene.image_bgr, verbose=False)[0]
+        plotted = result.plot(font_size=12, pil=True)  # PIL text: needs Arial.ttf
+        import os
+        from ultralytics.utils import SETTINGS
+        report = {{"attempts": attempts, "boxes": len(result.boxes), "shape": plotted.shape,
+                   "offline": os.environ["YOLO_OFFLINE"], "sync": SETTINGS["sync"]}}
+        """,
+        tmp_path,
+    )
+    assert report["attempts"] == [] and report["boxes"] >= 1
+    assert report["offline"] == "1" and report["sync"] is False
+    assert (
+        tmp_path / "cache" / "groundeval" / "ultralytics" / "Ultralytics" / "Arial.ttf"
+    ).is_file()
+
+
+def test_yoloworld_without_saved_classes_says_clip_needs_network(tmp_path: Path):
+    ul = pytest.importorskip("ultralytics", reason="YOLO-World needs the yolo extra (ultralytics)")
+    from groundeval.grounding.proposers._ultralytics_env import import_ultralytics
+
+    import_ultralytics()
+    weights = tmp_path / "world.pt"
+    ul.YOLOWorld("yolov8s-worldv2.yaml").save(str(weights))
+    ground = spec("yoloworld", weights=str(weights), classes=["sun"])
+    with pytest.raises(WeightsError, match=r"CLIP text encoder.*network") as info:
+        yolo.YoloWorldProposer().run(np.zeros((64, 64, 3), np.uint8), ground)
+    assert "model.save" in str(info.value) and str(weights) in str(info.value)
+
+
+def test_ultralytics_missing_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch):
+    from groundeval.grounding.proposers import _ultralytics_env as env
+
+    monkeypatch.setattr(env, "_READY", [])
+    monkeypatch.setattr(env.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModuleNotFoundError, match=r"groundeval\[yolo\]"):
+        env.import_ultralytics()
+    assert "onnx" in INSTALL_HINT
+
+
+def test_onnx_predict_makes_no_socket_call(monkeypatch: pytest.MonkeyPatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    scene = dice_scene("hard", 5)
+    elements = yolo.YoloDiceProposer().run(scene.image_bgr, spec("yolo.dice")).elements
+    assert len(elements) >= 1
