@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 from groundeval.grounding._images import ImageError, LoadedImage, load_image
 from groundeval.grounding._loop import GroundingTarget, run_grounding
+from groundeval.judges._account import Account
 from groundeval.judges._protocol import Judge, QuestionRef
 from groundeval.judges._questions import ask_questions
 from groundeval.programs._model import Program, Question, dependency_order
@@ -106,9 +107,19 @@ async def grade_item(
         }
     )
     usage = ItemUsage(
-        item_id=item.item_id, usage=ctx.usage, seconds=round(time.perf_counter() - started, 4)
+        item_id=item.item_id,
+        usage=_item_usage(judge, item.item_id, ctx.usage),
+        seconds=round(time.perf_counter() - started, 4),
     )
     return result, usage
+
+
+def _item_usage(judge: Judge, item_id: str, asked: Usage) -> Usage:
+    """All the item's judge calls (grounding included) when the judge keeps accounts."""
+    account = getattr(judge, "account", None)
+    if isinstance(account, Account):
+        return account.per_item.pop(item_id, Usage())
+    return asked
 
 
 async def _decide(ctx: _ItemContext) -> tuple[list[Decision], str | None]:
