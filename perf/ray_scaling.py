@@ -8,12 +8,12 @@ Workloads:
   while holding the GIL (what one process cannot parallelise).
 * judge-bound: two direct questions per item (two sequential calls) to a local
   OpenAI-compatible fake server that answers after 200 ms; also with
-  ``num_cpus=0.25`` per item (four items in flight per CPU).
+  ``items_per_task=8`` (eight items graded concurrently in one worker).
 
 Each case: one warm-up run (worker start-up, imports), then the median of
 ``--runs`` timed runs. The local asyncio executor is shown for reference.
 
-    .venv/bin/python perf/ray_scaling.py [--items 24] [--runs 3]
+    .venv/bin/python perf/ray_scaling.py [--items 24] [--runs 3] [--cases cpu]
 """
 
 from __future__ import annotations
@@ -104,27 +104,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=24)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cases", default="", help="only cases whose name contains this")
     args = parser.parse_args()
     ray = import_ray()
     scratch = Path(tempfile.mkdtemp(prefix="ray-scaling-"))
     with FakeChatServer(delay_s=0.2) as server:
         spec = f"openai:fake@{server.url}"
         cases = {
-            "cpu opencv.dice": (dice_items(scratch, args.items), "offline", 1.0),
-            "cpu python/GIL": (spin_items(scratch, args.items), "offline", 1.0),
-            "judge 200 ms": (judge_items(scratch, args.items), spec, 1.0),
-            "judge, 0.25 cpu": (judge_items(scratch, args.items), spec, 0.25),
+            "cpu opencv.dice": (dice_items(scratch, args.items), "offline", 1),
+            "cpu python/GIL": (spin_items(scratch, args.items), "offline", 1),
+            "judge 200 ms": (judge_items(scratch, args.items), spec, 1),
+            "judge, 8 per task": (judge_items(scratch, args.items), spec, 8),
         }
-        cases = {name: case for name, case in cases.items() if case[0]}
+        cases = {n: c for n, c in cases.items() if c[0] and args.cases in n}
         rows: dict[str, dict[str, float]] = {name: {} for name in cases}
         for name, (items, judge, _) in cases.items():
-            if not name.endswith("0.25 cpu"):
+            if "per task" not in name:
                 rows[name]["local"] = timed(items, judge, LocalExecutor(8), args.runs, scratch)
         for workers in (1, 2):
             ray.init(num_cpus=workers, include_dashboard=False, logging_level="warning",
                      _node_ip_address="127.0.0.1")  # fmt: skip
-            for name, (items, judge, cpus) in cases.items():
-                executor = RayExecutor(judge=JudgeRecipe(judge), imports=IMPORTS, num_cpus=cpus)
+            for name, (items, judge, per_task) in cases.items():
+                recipe = JudgeRecipe(judge)
+                executor = RayExecutor(judge=recipe, imports=IMPORTS, items_per_task=per_task)
                 rows[name][f"{workers}w"] = timed(items, judge, executor, args.runs, scratch)
             ray.shutdown()
     shutil.rmtree(scratch)

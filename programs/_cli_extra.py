@@ -61,8 +61,8 @@ def demo(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """Grade synthetic dice, coins, bars, compass and sun scenes offline, end to end."""
-    from groundeval.benchmarks.synthetic import run_demo
+    from groundeval.benchmarks.synthetic._demo import run_demo
 
     summary = run_demo(out, per_scene=per_scene, seed=seed)
     typer.echo(json.dumps(summary.get("accuracy_vs_truth", summary), indent=2))
-    typer.echo(f"run folder: {out}")
+    typer.echo(f"run folder: {out}  (report: {out}/report/index.html)")

@@ -1,9 +1,11 @@
 """``--executor ray``: grade a run's items on a Ray cluster, results streamed to the driver.
 
-One Ray task per item. The driver (the process that called ``run_items``) keeps
-a bounded number of tasks in flight, takes each result as it finishes
-(``ray.wait``) and hands it to ``on_result``, which alone appends to the run
-folder: a task that is retried after a worker died is still appended once.
+One Ray task per item (or per ``items_per_task`` items, graded concurrently on
+the worker: judge-bound items then share one process). The driver (the process
+that called ``run_items``) keeps a bounded number of tasks in flight, takes each
+task's results as it finishes (``ray.wait``) and hands them to ``on_result``,
+which alone appends to the run folder: a task that is retried after its worker
+died is still appended once.
 
 Workers write evidence (state files, overlays) straight into the run folder, so
 the run folder and the images must be on a filesystem every node sees at the
@@ -20,6 +22,7 @@ cache through the shared ``cache_dir``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import math
 import os
@@ -104,12 +107,14 @@ class RayExecutor:
             joins an already initialised Ray or starts a local instance.
         judge: how workers build the judge; ``None`` rebuilds it from the
             driver judge's spec alone (no cache, no options).
-        num_cpus: CPUs each item's task reserves (CV proposers run inside it).
-        num_gpus: GPUs each item's task reserves.
+        num_cpus: CPUs each task reserves (CV proposers run inside it).
+        num_gpus: GPUs each task reserves.
         proposer_gpus: GPUs for items using a proposer, by proposer name; a
             registered proposer class may also say ``num_gpus = 1`` itself.
         rpm: cluster-wide requests per minute (overrides ``judge.options``).
         tpm: cluster-wide tokens per minute (overrides ``judge.options``).
+        items_per_task: items one task grades concurrently (1 for CPU-bound items;
+            more for judge-bound ones, which mostly wait on the network).
         max_retries: times a task is retried after its worker died.
         max_in_flight: tasks submitted at once (default: twice the cluster's CPUs).
         imports: modules every worker imports first (custom proposers, verifiers).
@@ -128,6 +133,7 @@ class RayExecutor:
         proposer_gpus: Mapping[str, float] | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
+        items_per_task: int = 1,
         max_retries: int = 3,
         max_in_flight: int | None = None,
         imports: Sequence[str] = (),
@@ -137,6 +143,8 @@ class RayExecutor:
     ) -> None:
         if num_cpus < 0 or num_gpus < 0 or max_retries < 0:
             raise ValueError("num_cpus, num_gpus and max_retries must not be negative")
+        if items_per_task < 1:
+            raise ValueError(f"items_per_task must be at least 1, got {items_per_task}")
         if max_in_flight is not None and max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.address = address
@@ -147,6 +155,7 @@ class RayExecutor:
         options = judge.options if isinstance(judge, JudgeRecipe) else {}
         self.rpm = rpm if rpm is not None else options.get("rpm")
         self.tpm = tpm if tpm is not None else options.get("tpm")
+        self.items_per_task = items_per_task
         self.max_retries = max_retries
         self.max_in_flight = max_in_flight
         self.imports = tuple(imports)
@@ -165,11 +174,13 @@ class RayExecutor:
         store: RunStore,
         on_result: Callable[[ItemResult, ItemUsage], None],
     ) -> None:
-        """Submit one task per item; call ``on_result`` in this process as each finishes."""
+        """Submit tasks of ``items_per_task`` items; call ``on_result`` here as each ends."""
         ray = import_ray()
+        if not items:
+            return  # e.g. a resumed run with nothing left: no need to reach the cluster
         started = self._connect(ray)
         budget = None
-        pending: dict[Any, ItemInput] = {}
+        pending: dict[Any, list[ItemInput]] = {}
         try:
             budget = self._start_budget()
             job = _Job(
@@ -179,11 +190,12 @@ class RayExecutor:
             job_ref = ray.put(job)
             task = ray.remote(_grade_on_worker)
             cap = self.max_in_flight or self._default_in_flight(ray)
-            queue = iter(items)
+            size = self.items_per_task
+            chunks = iter([items[i : i + size] for i in range(0, len(items), size)])
             while True:
-                while len(pending) < cap and (item := next(queue, None)) is not None:
-                    options = {**self._resources(item), "max_retries": self.max_retries}
-                    pending[task.options(**options).remote(job_ref, item)] = item
+                while len(pending) < cap and (chunk := next(chunks, None)) is not None:
+                    options = {**self._resources(chunk), "max_retries": self.max_retries}
+                    pending[task.options(**options).remote(job_ref, chunk)] = chunk
                 if not pending:
                     break
                 # a timeout keeps Ctrl-C responsive (the thread returns within a second)
@@ -191,13 +203,14 @@ class RayExecutor:
                     ray.wait, list(pending), num_returns=1, timeout=1.0
                 )
                 for ref in ready:
-                    item = pending.pop(ref)
-                    on_result(*_collect(ray, ref, item))
+                    for result, usage in _collect(ray, ref, pending.pop(ref)):
+                        on_result(result, usage)
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
             if budget is not None:
-                self.budget_stats = ray.get(budget.stats.remote())
+                with contextlib.suppress(ray.exceptions.RayError):
+                    self.budget_stats = ray.get(budget.stats.remote(), timeout=10)
                 ray.kill(budget)
             if started and self.shutdown:
                 ray.shutdown()
@@ -240,12 +253,14 @@ class RayExecutor:
             ) from exc
         return JudgeRecipe(judge.spec)
 
-    def _resources(self, item: ItemInput) -> dict[str, float]:
-        """CPUs and GPUs one item's task reserves (GPUs when a proposer asks for them)."""
+    def _resources(self, chunk: list[ItemInput]) -> dict[str, float]:
+        """CPUs and GPUs one task reserves (GPUs when one of its proposers asks for them)."""
         gpus = self.num_gpus
-        for question in [*item.program.gates, *item.program.hard]:
-            if question.ground is not None:
-                gpus = max(gpus, _proposer_gpus(question.ground.proposer, self.proposer_gpus))
+        for item in chunk:
+            for question in [*item.program.gates, *item.program.hard]:
+                if question.ground is not None:
+                    wanted = _proposer_gpus(question.ground.proposer, self.proposer_gpus)
+                    gpus = max(gpus, wanted)
         return {"num_cpus": self.num_cpus, "num_gpus": gpus}
 
 
@@ -259,27 +274,30 @@ def _proposer_gpus(name: str, overrides: Mapping[str, float]) -> float:
     return float(getattr(factory, "num_gpus", 0.0) or 0.0)
 
 
-def _collect(ray: Any, ref: Any, item: ItemInput) -> tuple[ItemResult, ItemUsage]:
-    """A finished task's result; a task that failed (its worker died too often) is an error."""
+def _collect(ray: Any, ref: Any, chunk: list[ItemInput]) -> list[tuple[ItemResult, ItemUsage]]:
+    """A finished task's results; a task that failed (its worker died too often) is errors."""
     try:
-        result, usage = ray.get(ref)
+        graded: list[tuple[ItemResult, ItemUsage]] = ray.get(ref)
     except ray.exceptions.RayError as exc:
         cause = exc if isinstance(exc, WorkerSetupError) else getattr(exc, "cause", None)
         if isinstance(cause, WorkerSetupError):
             raise WorkerSetupError(str(cause.args[0] if cause.args else cause)) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         message = f"ray task failed: {type(exc).__name__}: {first}"
-        failed = ItemResult(
-            item_id=item.item_id,
-            program_id=item.program.id,
-            scoring=item.program.scoring,
-            tags=dict(item.program.tags),
-            images=[str(p) for p in item.images],
-            status="error",
-            error=message,
-        )
-        return failed, ItemUsage(item_id=item.item_id)
-    return result, usage
+        return [(_failed(item, message), ItemUsage(item_id=item.item_id)) for item in chunk]
+    return graded
+
+
+def _failed(item: ItemInput, message: str) -> ItemResult:
+    return ItemResult(
+        item_id=item.item_id,
+        program_id=item.program.id,
+        scoring=item.program.scoring,
+        tags=dict(item.program.tags),
+        images=[str(p) for p in item.images],
+        status="error",
+        error=message,
+    )
 
 
 # worker --------------------------------------------------------------------
@@ -296,22 +314,25 @@ class _WorkerState:
 _WORKER = _WorkerState()
 
 
-def _grade_on_worker(job: _Job, item: ItemInput) -> tuple[ItemResult, ItemUsage]:
-    """Body of one Ray task: set the worker up once, then grade the item on its loop.
+def _grade_on_worker(job: _Job, chunk: list[ItemInput]) -> list[tuple[ItemResult, ItemUsage]]:
+    """Body of one Ray task: set the worker up once, then grade the items on its loop.
 
     The driver's working folder is entered first, so relative image paths mean the
     same here and are recorded (and named in errors) exactly as a local run would.
     """
-    _setup(job)
     if os.getcwd() != job.cwd and os.path.isdir(job.cwd):
         os.chdir(job.cwd)
+    _setup(job)
     loop = _worker_loop()
     if _WORKER.token != job.token or _WORKER.judge is None:
         _WORKER.judge = _worker_judge(job)
         _WORKER.token = job.token
-    coro = grade_item(item, judge=_WORKER.judge, sink=RunStore(job.run_root))
-    graded: tuple[ItemResult, ItemUsage] = asyncio.run_coroutine_threadsafe(coro, loop).result()
-    return graded
+    judge, sink = _WORKER.judge, RunStore(job.run_root)
+
+    async def grade_all() -> list[tuple[ItemResult, ItemUsage]]:
+        return list(await asyncio.gather(*(grade_item(i, judge=judge, sink=sink) for i in chunk)))
+
+    return asyncio.run_coroutine_threadsafe(grade_all(), loop).result()
 
 
 def _setup(job: _Job) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def test_same_bytes_as_local_and_one_shared_cache(
     local_calls = server.calls
     cache = tmp_path / "cache"
     recipe = JudgeRecipe(spec, {"cache_dir": str(cache)})
-    remote = _run(items, tmp_path / "ray", spec, _ray(judge=recipe))
+    remote = _run(items, tmp_path / "ray", spec, _ray(judge=recipe, items_per_task=3))
     assert server.calls == 2 * local_calls  # the ray run asked the judge as often
     for name in ("results.jsonl", "summary.json", "summary.csv", "programs.jsonl"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
@@ -122,7 +123,8 @@ def test_worker_killed_mid_item_is_retried_once_and_appended_once(
     items = _items(tmp_path, marker)
     store = RunStore(tmp_path / "run")
     store.start({"judge": "x"}, "", resume=False)
-    executor = _ray(judge=JudgeRecipe(f"openai:fake@{server.url}"), max_retries=2)
+    factory = functools.partial(build_judge, f"openai:fake@{server.url}")  # any picklable factory
+    executor = _ray(judge=factory, max_retries=2)
     appended: list[str] = []
 
     def on_result(result, usage) -> None:
@@ -193,3 +195,24 @@ def test_judge_that_cannot_be_rebuilt_and_bad_imports_are_clear_errors(tmp_path:
         _run(items, tmp_path / "b", "offline", bad)
     with pytest.raises(ValueError, match="cassette"):
         JudgeRecipe("offline", {"record": "x.jsonl"})
+
+
+def test_tasks_reserve_gpus_when_a_proposer_asks(tmp_path: Path) -> None:
+    from groundeval.grounding._protocol import register_proposer
+
+    @register_proposer("test.gpu_model")
+    class GpuModel:
+        name = "test.gpu_model"
+        num_gpus = 0.5
+
+    items = _items(tmp_path)
+    grounded = next(i for i in items if i.item_id == "grounded")
+    direct = next(i for i in items if i.item_id == "direct")
+    assert RayExecutor()._resources([direct]) == {"num_cpus": 1.0, "num_gpus": 0.0}
+    mapped = RayExecutor(num_cpus=2, proposer_gpus={"test.boxes": 1})
+    assert mapped._resources([direct, grounded]) == {"num_cpus": 2, "num_gpus": 1.0}
+    asks = Program.model_validate({"id": "gpu", "hard": [
+        {"id": "h1", "ask": "Any?", "check": "count(elements) >= 0",
+         "ground": {"helper": "boxes", "proposer": "test.gpu_model"}}]})  # fmt: skip
+    item = ItemInput("gpu", asks, grounded.images)
+    assert RayExecutor()._resources([item])["num_gpus"] == 0.5

@@ -24,12 +24,19 @@ LEFT, RIGHT = 90, 610
 PX_PER_UNIT = 3.0
 
 
-def _text(img: np.ndarray, text: str, centre_x: float, baseline_y: float, scale: float,
-          colour: tuple[int, int, int] = (20, 20, 20), thickness: int = 2) -> list[float]:
+def _text(
+    img: np.ndarray,
+    text: str,
+    centre_x: float,
+    baseline_y: float,
+    scale: float,
+    colour: tuple[int, int, int] = (20, 20, 20),
+    thickness: int = 2,
+) -> list[float]:
     """Draw text centred on ``centre_x``; return its box."""
     (tw, th), base = cv2.getTextSize(text, FONT, scale, thickness)
-    x = int(round(centre_x - tw / 2))
-    y = int(round(baseline_y))
+    x = round(centre_x - tw / 2)
+    y = round(baseline_y)
     cv2.putText(img, text, (x, y), FONT, scale, colour, thickness, cv2.LINE_AA)
     return [float(x), float(y - th), float(x + tw), float(y + base)]
 
@@ -57,15 +64,27 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         cx = LEFT + slot * (i + 0.5)
         top = BASE_Y - value * PX_PER_UNIT
         x1, x2 = cx - bar_w / 2, cx + bar_w / 2
-        cv2.rectangle(img, (int(round(x1)), int(round(top))), (int(round(x2)) - 1, BASE_Y), colour, -1)
+        cv2.rectangle(img, (round(x1), round(top)), (round(x2) - 1, BASE_Y), colour, -1)
         if touching:
-            cv2.rectangle(img, (int(round(x1)), int(round(top))), (int(round(x2)) - 1, BASE_Y),
-                          tuple(int(c * 0.6) for c in colour), 1)
+            cv2.rectangle(
+                img,
+                (round(x1), round(top)),
+                (round(x2) - 1, BASE_Y),
+                tuple(int(c * 0.6) for c in colour),
+                1,
+            )
         value_box = _text(img, str(value), cx, top - 8, 0.75)
         label = f"Q{i + 1}"
         label_box = _text(img, label, cx, BASE_Y + 28, 0.75)
-        bars.append({"label": label, "value": value, "xyxy_px": [x1, top, x2, float(BASE_Y)],
-                     "value_box_px": value_box, "label_box_px": label_box})
+        bars.append(
+            {
+                "label": label,
+                "value": value,
+                "xyxy_px": [x1, top, x2, float(BASE_Y)],
+                "value_box_px": value_box,
+                "label_box_px": label_box,
+            }
+        )
     cv2.line(img, (LEFT - 5, BASE_Y), (RIGHT, BASE_Y), (40, 40, 40), 2)
     cv2.line(img, (LEFT - 5, BASE_Y), (LEFT - 5, 70), (40, 40, 40), 2)
     occluders = []
@@ -94,9 +113,15 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     img = fx.degrade(img, difficulty, rng)
 
     spec = GroundSpec(
-        helper="text", target="every text line", proposer="ocr", budget=2, min_count=1,
-        fields={"text": {"type": "string", "minLength": 1},
-                "confidence": {"type": "number", "minimum": 0.8, "maximum": 1}},
+        helper="text",
+        target="every text line",
+        proposer="ocr",
+        budget=2,
+        min_count=1,
+        fields={
+            "text": {"type": "string", "minLength": 1},
+            "confidence": {"type": "number", "minimum": 0.8, "maximum": 1},
+        },
     )
     tol = round(slot * 0.45, 1)
     picks = [int(i) for i in rng.choice(n, size=2, replace=False)]
@@ -105,22 +130,37 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     for qn, i in enumerate(picks, start=1):
         label, value = bars[i]["label"], bars[i]["value"]
         claim = value if rng.random() < 0.6 else wrong_int(rng, value, 10, 99, 5)
-        hards.append(hard(
-            f"h{qn}", f"Is bar {label} labelled {claim}?",
-            f"any(v.text == '{claim}' and abs(v.cx - q.cx) < {tol} and v.cy < q.cy "
-            f"for v in elements for q in elements if q.text == '{label}')",
-            uses="g1",
-        ))
+        hards.append(
+            hard(
+                f"h{qn}",
+                f"Is bar {label} labelled {claim}?",
+                f"any(v.text == '{claim}' and abs(v.cx - q.cx) < {tol} and v.cy < q.cy "
+                f"for v in elements for q in elements if q.text == '{label}')",
+                uses="g1",
+            )
+        )
         answers[f"{scene_id}/h{qn}"] = verdict(claim == value)
     claims = ", ".join(f"{q.ask.split()[2]} = {q.ask.split()[-1].rstrip('?')}" for q in hards)
     program = Program(
         id=scene_id,
         prompt=f"A {colour_name} bar chart titled '{title}' with value labels ({claims}).",
         tags={"scene": "bars", "difficulty": difficulty, "axis": "text"},
-        gates=[gate("g1", "Are the bars labelled Q1, Q2, ...?", spec,
-                    "any(e.text == 'Q1' for e in elements)")],
+        gates=[
+            gate(
+                "g1",
+                "Are the bars labelled Q1, Q2, ...?",
+                spec,
+                "any(e.text == 'Q1' for e in elements)",
+            )
+        ],
         hard=hards,
     )
-    truth = {"title": title, "colour": colour_name, "bars": bars, "touching": touching,
-             "occluders": occluders, "answers": answers}
+    truth = {
+        "title": title,
+        "colour": colour_name,
+        "bars": bars,
+        "touching": touching,
+        "occluders": occluders,
+        "answers": answers,
+    }
     return Scene(scene_id, "bars", difficulty, seed, img, truth, [program])

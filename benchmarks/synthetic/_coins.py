@@ -8,7 +8,14 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
-from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, hard, verdict, wrong_int
+from groundeval.benchmarks.synthetic._common import (
+    Scene,
+    count_word,
+    gate,
+    hard,
+    verdict,
+    wrong_int,
+)
 from groundeval.programs._model import GroundSpec, Program
 
 CLOTHS: dict[str, tuple[int, int, int]] = {
@@ -51,21 +58,29 @@ def _place(rng: np.random.Generator, difficulty: str, n: int) -> list[dict[str, 
                 ok = False
                 break
         if ok:
-            coins.append({"cx": float(cx), "cy": float(cy), "r": r,
-                          "metal": str(rng.choice(list(METALS)))})
+            coins.append(
+                {"cx": float(cx), "cy": float(cy), "r": r, "metal": str(rng.choice(list(METALS)))}
+            )
     return coins
 
 
 def _draw_coin(img: np.ndarray, c: dict[str, Any]) -> None:
-    centre = (int(round(c["cx"] * 16)), int(round(c["cy"] * 16)))
+    centre = (round(c["cx"] * 16), round(c["cy"] * 16))
     base = np.array(METALS[c["metal"]], dtype=np.float64)
     rim = tuple(int(v) for v in base * 0.55)
-    cv2.circle(img, centre, int(round(c["r"] * 16)), rim, -1, cv2.LINE_AA, 4)
+    cv2.circle(img, centre, round(c["r"] * 16), rim, -1, cv2.LINE_AA, 4)
     for share, gain in ((0.93, 0.9), (0.8, 1.0), (0.55, 1.08)):
         colour = tuple(int(min(255, v * gain)) for v in base)
-        cv2.circle(img, centre, int(round(c["r"] * share * 16)), colour, -1, cv2.LINE_AA, 4)
-    cv2.circle(img, centre, int(round(c["r"] * 0.8 * 16)), tuple(int(v * 0.8) for v in base), 2,
-               cv2.LINE_AA, 4)
+        cv2.circle(img, centre, round(c["r"] * share * 16), colour, -1, cv2.LINE_AA, 4)
+    cv2.circle(
+        img,
+        centre,
+        round(c["r"] * 0.8 * 16),
+        tuple(int(v * 0.8) for v in base),
+        2,
+        cv2.LINE_AA,
+        4,
+    )
 
 
 def _clutter(img: np.ndarray, rng: np.random.Generator) -> None:
@@ -113,7 +128,11 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     n = len(coins)
     claim = n if rng.random() < 0.65 else wrong_int(rng, n, 1, 12, 1)
     spec = GroundSpec(
-        helper="boxes", target="each coin", proposer="opencv.contours", budget=2, min_count=1,
+        helper="boxes",
+        target="each coin",
+        proposer="opencv.contours",
+        budget=2,
+        min_count=1,
         fields={"radius_px": {"type": "number", "minimum": 5}},
     )
     noun = "coin" if claim == 1 else "coins"
@@ -122,14 +141,35 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         prompt=f"{count_word(claim).capitalize()} {noun} on a {cloth} cloth.",
         tags={"scene": "coins", "difficulty": difficulty, "axis": "quantity"},
         gates=[gate("g1", "Is there at least one coin?", spec, "count(elements) >= 1")],
-        hard=[hard("h1", f"Are there exactly {count_word(claim)} {noun}?",
-                   f"count(elements) == {claim}", uses="g1")],
+        hard=[
+            hard(
+                "h1",
+                f"Are there exactly {count_word(claim)} {noun}?",
+                f"count(elements) == {claim}",
+                uses="g1",
+            )
+        ],
     )
-    objects = [{"xyxy_px": [round(c["cx"] - c["r"], 2), round(c["cy"] - c["r"], 2),
-                            round(c["cx"] + c["r"], 2), round(c["cy"] + c["r"], 2)],
-                "center_px": [round(c["cx"], 2), round(c["cy"], 2)],
-                "radius_px": round(c["r"], 2), "metal": c["metal"]} for c in coins]
+    objects = [
+        {
+            "xyxy_px": [
+                round(c["cx"] - c["r"], 2),
+                round(c["cy"] - c["r"], 2),
+                round(c["cx"] + c["r"], 2),
+                round(c["cy"] + c["r"], 2),
+            ],
+            "center_px": [round(c["cx"], 2), round(c["cy"], 2)],
+            "radius_px": round(c["r"], 2),
+            "metal": c["metal"],
+        }
+        for c in coins
+    ]
     answers = {f"{scene_id}/g1": verdict(n >= 1), f"{scene_id}/h1": verdict(n == claim)}
-    truth = {"cloth": cloth, "coins": objects, "count": n, "occluders": occluders,
-             "answers": answers}
+    truth = {
+        "cloth": cloth,
+        "coins": objects,
+        "count": n,
+        "occluders": occluders,
+        "answers": answers,
+    }
     return Scene(scene_id, "coins", difficulty, seed, img, truth, [program])

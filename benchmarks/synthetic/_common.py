@@ -9,8 +9,21 @@ import numpy as np
 
 from groundeval.programs._model import GroundSpec, Program, Question
 
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
-                "nine", "ten", "eleven", "twelve")
+NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+)
 
 
 @dataclass
@@ -47,7 +60,12 @@ def hard(
 ) -> Question:
     """A grounded hard question: its own grounding or another question's (``uses``)."""
     return Question(
-        id=qid, ask=ask, ground=ground, uses=uses, check=check, weight=weight,
+        id=qid,
+        ask=ask,
+        ground=ground,
+        uses=uses,
+        check=check,
+        weight=weight,
         tags={"track": "hard"},
     )
 

@@ -48,23 +48,34 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
             p1 = (int(rng.integers(0, w)), int(rng.integers(0, h)))
             p2 = (p1[0] + int(rng.integers(-150, 150)), p1[1] + int(rng.integers(-150, 150)))
             cv2.line(img, p1, p2, fx.random_colour(rng), int(rng.integers(2, 5)), cv2.LINE_AA)
-    c16 = (int(round(cx * 16)), int(round(cy * 16)))
-    cv2.circle(img, c16, int(round(radius * 16)), (235, 235, 230), -1, cv2.LINE_AA, 4)
-    cv2.circle(img, c16, int(round(radius * 16)), (40, 40, 40), 4, cv2.LINE_AA, 4)
+    c16 = (round(cx * 16), round(cy * 16))
+    cv2.circle(img, c16, round(radius * 16), (235, 235, 230), -1, cv2.LINE_AA, 4)
+    cv2.circle(img, c16, round(radius * 16), (40, 40, 40), 4, cv2.LINE_AA, 4)
     if difficulty != "clean":
         for k in range(36):
             a = k * 10.0
-            p1, p2 = _point(cx, cy, a, radius * 0.93), _point(cx, cy, a, radius * 0.99)
-            cv2.line(img, tuple(np.round(p1).astype(int)), tuple(np.round(p2).astype(int)),
-                     (60, 60, 60), 2, cv2.LINE_AA)
+            inner, outer = _point(cx, cy, a, radius * 0.93), _point(cx, cy, a, radius * 0.99)
+            cv2.line(
+                img,
+                tuple(np.round(inner).astype(int)),
+                tuple(np.round(outer).astype(int)),
+                (60, 60, 60),
+                2,
+                cv2.LINE_AA,
+            )
     letter_boxes = {}
     for i, letter in enumerate(letters):
         scale = 0.9 if len(letter) == 1 else 0.65
         (tw, th), _ = cv2.getTextSize(letter, FONT, scale, 2)
         p = _point(cx, cy, i * step, radius * 0.8)
-        org = (int(round(p[0] - tw / 2)), int(round(p[1] + th / 2)))
+        org = (round(p[0] - tw / 2), round(p[1] + th / 2))
         cv2.putText(img, letter, org, FONT, scale, (30, 30, 30), 2, cv2.LINE_AA)
-        letter_boxes[letter] = [float(org[0]), float(org[1] - th), float(org[0] + tw), float(org[1])]
+        letter_boxes[letter] = [
+            float(org[0]),
+            float(org[1] - th),
+            float(org[0] + tw),
+            float(org[1]),
+        ]
     target = int(rng.integers(0, len(letters)))
     bearing = (target * step + float(rng.uniform(-MAX_OFFSET_DEG, MAX_OFFSET_DEG))) % 360
     tip = _point(cx, cy, bearing, radius * 0.62)
@@ -75,15 +86,23 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     needle_colour = (30, 30, 170) if rng.random() < 0.5 else (35, 35, 35)
     poly = np.array([tip, left, tail, right])
     cv2.fillPoly(img, [np.round(poly * 16).astype(np.int32)], needle_colour, cv2.LINE_AA, 4)
-    cv2.circle(img, c16, int(round(half * 0.8 * 16)), (200, 200, 200), -1, cv2.LINE_AA, 4)
+    cv2.circle(img, c16, round(half * 0.8 * 16), (200, 200, 200), -1, cv2.LINE_AA, 4)
     occluders: list[dict[str, Any]] = []
     if difficulty == "hard" and rng.random() < 0.6:
         a = float(rng.uniform(0, 360))
         p = _point(cx, cy, a, radius * 1.02)
         r = int(rng.integers(25, 45))
-        cv2.circle(img, tuple(np.round(p).astype(int)), r, fx.random_colour(rng, saturated=False), -1,
-                   cv2.LINE_AA)
-        occluders.append({"center_px": [round(float(p[0]), 2), round(float(p[1]), 2)], "radius_px": r})
+        cv2.circle(
+            img,
+            tuple(np.round(p).astype(int)),
+            r,
+            fx.random_colour(rng, saturated=False),
+            -1,
+            cv2.LINE_AA,
+        )
+        occluders.append(
+            {"center_px": [round(float(p[0]), 2), round(float(p[1]), 2)], "radius_px": r}
+        )
     truth_needle = {"tail_px": tail, "tip_px": tip}
     if difficulty != "clean":
         matrix = fx.rotation_matrix(float(rng.uniform(-2.0, 2.0)))
@@ -91,12 +110,16 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         angle = -float(np.rad2deg(np.arctan2(matrix[1, 0], matrix[0, 0])))
         bearing = (bearing - angle) % 360
         truth_needle = {k: fx.move_points(v, matrix)[0] for k, v in truth_needle.items()}
-        cx, cy = fx.move_points([cx, cy], matrix)[0]
+        cx, cy = (float(v) for v in fx.move_points([[cx, cy]], matrix)[0])
     img = fx.degrade(img, difficulty, rng)
 
     spec = GroundSpec(
-        helper="line", target="the needle, from its tail to its tip", proposer="opencv.lines",
-        budget=2, min_count=1, max_count=1,
+        helper="line",
+        target="the needle, from its tail to its tip",
+        proposer="opencv.lines",
+        budget=2,
+        min_count=1,
+        max_count=1,
         fields={"bearing_deg": {"type": "number", "minimum": 0, "maximum": 360}},
     )
     half_sector = step / 2
@@ -108,16 +131,28 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         f"{asked_letter}.",
         tags={"scene": "compass", "difficulty": difficulty, "axis": "spatial"},
         gates=[gate("g1", "Does the compass have a needle?", spec, "count(elements) == 1")],
-        hard=[hard("h1", f"Does the needle point at {asked_letter}?",
-                   bearing_check(asked * step, half_sector), uses="g1")],
+        hard=[
+            hard(
+                "h1",
+                f"Does the needle point at {asked_letter}?",
+                bearing_check(asked * step, half_sector),
+                uses="g1",
+            )
+        ],
     )
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(asked == target)}
     truth = {
-        "letters": list(letters), "letter_boxes_px": letter_boxes, "target": letters[target],
-        "bearing_deg": round(bearing, 3), "center_px": [round(float(cx), 2), round(float(cy), 2)],
+        "letters": list(letters),
+        "letter_boxes_px": letter_boxes,
+        "target": letters[target],
+        "bearing_deg": round(bearing, 3),
+        "center_px": [round(float(cx), 2), round(float(cy), 2)],
         "radius_px": round(radius, 2),
-        "needle_px": [[round(float(v), 2) for v in truth_needle["tail_px"]],
-                      [round(float(v), 2) for v in truth_needle["tip_px"]]],
-        "occluders": occluders, "answers": answers,
+        "needle_px": [
+            [round(float(v), 2) for v in truth_needle["tail_px"]],
+            [round(float(v), 2) for v in truth_needle["tip_px"]],
+        ],
+        "occluders": occluders,
+        "answers": answers,
     }
     return Scene(scene_id, "compass", difficulty, seed, img, truth, [program])

@@ -8,7 +8,14 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
-from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, hard, verdict, wrong_int
+from groundeval.benchmarks.synthetic._common import (
+    Scene,
+    count_word,
+    gate,
+    hard,
+    verdict,
+    wrong_int,
+)
 from groundeval.programs._model import GroundSpec, Program
 
 TABLES: dict[str, tuple[int, int, int]] = {
@@ -66,8 +73,15 @@ def _place(rng: np.random.Generator, difficulty: str, n: int) -> list[dict[str, 
                 break
         if clash:
             continue
-        dice.append({"cx": float(cx), "cy": float(cy), "side": side, "angle": angle,
-                     "pips": int(rng.integers(1, 7))})
+        dice.append(
+            {
+                "cx": float(cx),
+                "cy": float(cy),
+                "side": side,
+                "angle": angle,
+                "pips": int(rng.integers(1, 7)),
+            }
+        )
     return dice
 
 
@@ -75,18 +89,29 @@ def _corners(d: dict[str, Any], u: float, v: float) -> np.ndarray:
     """Image point of the die's unit coordinates (u, v) in [0, 1]."""
     a = np.deg2rad(d["angle"])
     dx, dy = (u - 0.5) * d["side"], (v - 0.5) * d["side"]
-    return np.array([d["cx"] + dx * np.cos(a) - dy * np.sin(a), d["cy"] + dx * np.sin(a) + dy * np.cos(a)])
+    return np.array(
+        [d["cx"] + dx * np.cos(a) - dy * np.sin(a), d["cy"] + dx * np.sin(a) + dy * np.cos(a)]
+    )
 
 
 def _draw_die(img: np.ndarray, d: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     outline = np.array([_corners(d, u, v) for u, v in ((0, 0), (1, 0), (1, 1), (0, 1))])
     body = tuple(int(v) for v in rng.integers(225, 250, 3))
     cv2.fillPoly(img, [np.round(outline * 16).astype(np.int32)], body, cv2.LINE_AA, 4)
-    cv2.polylines(img, [np.round(outline * 16).astype(np.int32)], True, (85, 85, 85), 3, cv2.LINE_AA, 4)
+    cv2.polylines(
+        img, [np.round(outline * 16).astype(np.int32)], True, (85, 85, 85), 3, cv2.LINE_AA, 4
+    )
     for u, v in PIPS[d["pips"]]:
         c = _corners(d, u, v)
-        cv2.circle(img, (int(round(c[0] * 16)), int(round(c[1] * 16))),
-                   int(round(PIP_RADIUS * d["side"] * 16)), (25, 25, 25), -1, cv2.LINE_AA, 4)
+        cv2.circle(
+            img,
+            (round(c[0] * 16), round(c[1] * 16)),
+            round(PIP_RADIUS * d["side"] * 16),
+            (25, 25, 25),
+            -1,
+            cv2.LINE_AA,
+            4,
+        )
     return outline
 
 
@@ -99,8 +124,17 @@ def _clutter(img: np.ndarray, rng: np.random.Generator, dice: list[dict[str, Any
         if any(np.hypot(d["cx"] - x, d["cy"] - y) < d["side"] * 0.72 + 30 for d in dice):
             continue
         if rng.random() < 0.5:
-            cv2.ellipse(img, (x, y), (int(rng.integers(8, 25)), int(rng.integers(5, 15))),
-                        float(rng.uniform(0, 180)), 0, 360, colour, -1, cv2.LINE_AA)
+            cv2.ellipse(
+                img,
+                (x, y),
+                (int(rng.integers(8, 25)), int(rng.integers(5, 15))),
+                float(rng.uniform(0, 180)),
+                0,
+                360,
+                colour,
+                -1,
+                cv2.LINE_AA,
+            )
         else:
             x2, y2 = x + int(rng.integers(-60, 60)), y + int(rng.integers(-60, 60))
             cv2.line(img, (x, y), (x2, y2), colour, int(rng.integers(2, 6)), cv2.LINE_AA)
@@ -110,8 +144,8 @@ def _occlude(img: np.ndarray, rng: np.random.Generator, d: dict[str, Any]) -> di
     """A coloured token over one corner of a die, clear of every pip."""
     u, v = [(0, 0), (1, 0), (1, 1), (0, 1)][int(rng.integers(0, 4))]
     c = _corners(d, u, v)
-    radius = int(round(d["side"] * rng.uniform(0.12, 0.18)))
-    cv2.circle(img, (int(round(c[0])), int(round(c[1]))), radius, fx.random_colour(rng), -1, cv2.LINE_AA)
+    radius = round(d["side"] * rng.uniform(0.12, 0.18))
+    cv2.circle(img, (round(c[0]), round(c[1])), radius, fx.random_colour(rng), -1, cv2.LINE_AA)
     return {"center_px": [round(float(c[0]), 2), round(float(c[1]), 2)], "radius_px": radius}
 
 
@@ -127,8 +161,14 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     objects = []
     for d in dice:
         outline = _draw_die(img, d, rng)
-        objects.append({"xyxy_px": fx.xyxy_of(outline), "pips": d["pips"],
-                        "angle_deg": round(d["angle"], 2), "side_px": round(d["side"], 2)})
+        objects.append(
+            {
+                "xyxy_px": fx.xyxy_of(outline),
+                "pips": d["pips"],
+                "angle_deg": round(d["angle"], 2),
+                "side_px": round(d["side"], 2),
+            }
+        )
     occluders = []
     if difficulty == "hard" and dice and rng.random() < 0.6:
         occluders.append(_occlude(img, rng, dice[int(rng.integers(0, len(dice)))]))
@@ -139,20 +179,34 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     claim_n = n if rng.random() < 0.65 else wrong_int(rng, n, 1, 8, 1)
     claim_sum = total if rng.random() < 0.65 else wrong_int(rng, total, 1, 48, 3)
     spec = GroundSpec(
-        helper="boxes", target="each die", proposer="opencv.dice", budget=2, min_count=1,
+        helper="boxes",
+        target="each die",
+        proposer="opencv.dice",
+        budget=2,
+        min_count=1,
         fields={"pips": {"type": "integer", "minimum": 1, "maximum": 6}},
     )
+    noun = "die" if claim_n == 1 else "dice"
     program = Program(
         id=scene_id,
-        prompt=f"{count_word(claim_n).capitalize()} dice on a {table_name} table "
+        prompt=f"{count_word(claim_n).capitalize()} {noun} on a {table_name} table "
         f"whose pips add up to {claim_sum}.",
         tags={"scene": "dice", "difficulty": difficulty, "axis": "quantity"},
         gates=[gate("g1", "Is there at least one die?", spec, "count(elements) >= 1")],
         hard=[
-            hard("h1", f"Are there exactly {count_word(claim_n)} dice?",
-                 f"count(elements) == {claim_n}", uses="g1"),
-            hard("h2", f"Do the pips add up to {claim_sum}?",
-                 f"sum(e.pips for e in elements) == {claim_sum}", uses="g1", weight=2.0),
+            hard(
+                "h1",
+                f"Are there exactly {count_word(claim_n)} {noun}?",
+                f"count(elements) == {claim_n}",
+                uses="g1",
+            ),
+            hard(
+                "h2",
+                f"Do the pips add up to {claim_sum}?",
+                f"sum(e.pips for e in elements) == {claim_sum}",
+                uses="g1",
+                weight=2.0,
+            ),
         ],
     )
     answers = {
@@ -160,6 +214,12 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         f"{scene_id}/h1": verdict(n == claim_n),
         f"{scene_id}/h2": verdict(total == claim_sum),
     }
-    truth = {"table": table_name, "dice": objects, "count": n, "pip_sum": total,
-             "occluders": occluders, "answers": answers}
+    truth = {
+        "table": table_name,
+        "dice": objects,
+        "count": n,
+        "pip_sum": total,
+        "occluders": occluders,
+        "answers": answers,
+    }
     return Scene(scene_id, "dice", difficulty, seed, img, truth, [program])

@@ -31,10 +31,12 @@ def noise(image: np.ndarray, rng: np.random.Generator, sigma: float) -> np.ndarr
 
 def blur(image: np.ndarray, sigma: float) -> np.ndarray:
     """Gaussian blur (defocus)."""
-    return cv2.GaussianBlur(image, (0, 0), sigmaX=sigma)
+    return np.asarray(cv2.GaussianBlur(image, (0, 0), sigmaX=sigma))
 
 
-def light_gradient(image: np.ndarray, rng: np.random.Generator, low: float, high: float) -> np.ndarray:
+def light_gradient(
+    image: np.ndarray, rng: np.random.Generator, low: float, high: float
+) -> np.ndarray:
     """Multiply by a linear brightness ramp in a random direction (uneven lighting)."""
     h, w = image.shape[:2]
     angle = rng.uniform(0, 2 * np.pi)
@@ -42,7 +44,8 @@ def light_gradient(image: np.ndarray, rng: np.random.Generator, low: float, high
     t = (xx - w / 2) * np.cos(angle) + (yy - h / 2) * np.sin(angle)
     t = (t - t.min()) / max(float(t.max() - t.min()), 1.0)
     gain = low + (high - low) * t
-    return np.clip(image.astype(np.float32) * gain[:, :, None], 0, 255).astype(np.uint8)
+    out: np.ndarray = np.clip(image.astype(np.float32) * gain[:, :, None], 0, 255)
+    return out.astype(np.uint8)
 
 
 def jpeg(image: np.ndarray, quality: int) -> np.ndarray:
@@ -50,7 +53,10 @@ def jpeg(image: np.ndarray, quality: int) -> np.ndarray:
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
     if not ok:
         raise ValueError("could not encode JPEG")
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    if decoded is None:
+        raise ValueError("could not decode JPEG")
+    return np.asarray(decoded)
 
 
 def rotation_matrix(angle_deg: float, size_wh: tuple[int, int] = SIZE_WH) -> np.ndarray:
@@ -62,7 +68,10 @@ def rotation_matrix(angle_deg: float, size_wh: tuple[int, int] = SIZE_WH) -> np.
 def rotate(image: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """Rotate the whole image, filling the corners by replicating the border."""
     h, w = image.shape[:2]
-    return cv2.warpAffine(image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    out = cv2.warpAffine(
+        image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    return np.asarray(out)
 
 
 def move_points(points: np.ndarray | list[list[float]], matrix: np.ndarray) -> np.ndarray:
@@ -96,6 +105,6 @@ def random_colour(rng: np.random.Generator, saturated: bool = True) -> tuple[int
     hue = int(rng.integers(0, 180))
     sat = int(rng.integers(170, 256)) if saturated else int(rng.integers(40, 120))
     val = int(rng.integers(150, 240))
-    hsv = np.uint8([[[hue, sat, val]]])
+    hsv = np.array([[[hue, sat, val]]], dtype=np.uint8)
     b, g, r = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)[0, 0]
     return int(b), int(g), int(r)

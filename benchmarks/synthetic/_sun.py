@@ -23,7 +23,9 @@ TOUCH_TOLERANCE_PX = 6
 """A gap up to this many pixels counts as touching; drawn gaps are 0 or at least 20 px."""
 
 
-def _clouds(img: np.ndarray, rng: np.random.Generator, sun: dict[str, float]) -> list[dict[str, Any]]:
+def _clouds(
+    img: np.ndarray, rng: np.random.Generator, sun: dict[str, float]
+) -> list[dict[str, Any]]:
     """White puffs; one may cover the top of the sun (never its lower half)."""
     w, _ = fx.SIZE_WH
     out = []
@@ -44,8 +46,14 @@ def _birds(img: np.ndarray, rng: np.random.Generator, horizon: int) -> None:
     for _ in range(int(rng.integers(3, 7))):
         x, y = int(rng.integers(20, w - 20)), int(rng.integers(20, horizon - 40))
         s = int(rng.integers(6, 12))
-        cv2.polylines(img, [np.array([[x - s, y - s // 2], [x, y], [x + s, y - s // 2]])], False,
-                      (40, 40, 40), 2, cv2.LINE_AA)
+        cv2.polylines(
+            img,
+            [np.array([[x - s, y - s // 2], [x, y], [x + s, y - s // 2]])],
+            False,
+            (40, 40, 40),
+            2,
+            cv2.LINE_AA,
+        )
 
 
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
@@ -69,8 +77,15 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     sun = {"cx": cx, "cy": cy, "r": r, "horizon": horizon}
     if difficulty == "hard":
         _birds(img, rng, horizon)
-    cv2.circle(img, (int(round(cx * 16)), int(round(cy * 16))), int(round(r * 16)), SUNS[sun_name],
-               -1, cv2.LINE_AA, 4)
+    cv2.circle(
+        img,
+        (round(cx * 16), round(cy * 16)),
+        round(r * 16),
+        SUNS[sun_name],
+        -1,
+        cv2.LINE_AA,
+        4,
+    )
     clouds = _clouds(img, rng, sun) if difficulty == "hard" else []
     img[horizon:] = GROUNDS[ground_name]
     if difficulty != "clean":
@@ -80,31 +95,50 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     bottom = min(cy + r, float(horizon))
     gap = float(horizon) - (cy + r)
     spec = GroundSpec(
-        helper="boundary", target="the sun and the ground below the horizon",
-        proposer="opencv.color_region", budget=2, min_count=2, max_count=2,
+        helper="boundary",
+        target="the sun and the ground below the horizon",
+        proposer="opencv.color_region",
+        budget=2,
+        min_count=2,
+        max_count=2,
         params={"ranges": [SUN_RANGE, GROUND_RANGE]},
         fields={"label": {"type": "string", "enum": ["sun", "ground"]}},
     )
     claim_touch = touching if rng.random() < 0.6 else not touching
-    touch = (f"any(s.label == 'sun' and g.label == 'ground' and s.y2 >= g.y1 - {TOUCH_TOLERANCE_PX}"
-             " for s in elements for g in elements)")
-    apart = (f"any(s.label == 'sun' and g.label == 'ground' and s.y2 < g.y1 - {TOUCH_TOLERANCE_PX}"
-             " for s in elements for g in elements)")
+    touch = (
+        f"any(s.label == 'sun' and g.label == 'ground' and s.y2 >= g.y1 - {TOUCH_TOLERANCE_PX}"
+        " for s in elements for g in elements)"
+    )
+    apart = (
+        f"any(s.label == 'sun' and g.label == 'ground' and s.y2 < g.y1 - {TOUCH_TOLERANCE_PX}"
+        " for s in elements for g in elements)"
+    )
     where = "touching the horizon" if claim_touch else "clear above the horizon"
+    article = "An" if sun_name[0] in "aeiou" else "A"
     program = Program(
         id=scene_id,
-        prompt=f"{'An' if sun_name[0] in 'aeiou' else 'A'} {sun_name} sun {where} over a {ground_name}.",
+        prompt=f"{article} {sun_name} sun {where} over a {ground_name}.",
         tags={"scene": "sun", "difficulty": difficulty, "axis": "spatial"},
-        gates=[gate("g1", "Is there a sun in the sky?", spec,
-                    "any(e.label == 'sun' for e in elements)")],
+        gates=[
+            gate(
+                "g1", "Is there a sun in the sky?", spec, "any(e.label == 'sun' for e in elements)"
+            )
+        ],
         hard=[hard("h1", f"Is the sun {where}?", touch if claim_touch else apart, uses="g1")],
     )
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(claim_touch == touching)}
     truth = {
-        "sun": {"center_px": [round(cx, 2), round(cy, 2)], "radius_px": round(r, 2),
-                "colour": sun_name, "xyxy_px": [round(cx - r, 2), round(cy - r, 2),
-                                                round(cx + r, 2), round(bottom, 2)]},
-        "horizon_y_px": horizon, "ground": ground_name, "touching": touching,
-        "gap_px": round(gap, 2), "clouds": clouds, "answers": answers,
+        "sun": {
+            "center_px": [round(cx, 2), round(cy, 2)],
+            "radius_px": round(r, 2),
+            "colour": sun_name,
+            "xyxy_px": [round(cx - r, 2), round(cy - r, 2), round(cx + r, 2), round(bottom, 2)],
+        },
+        "horizon_y_px": horizon,
+        "ground": ground_name,
+        "touching": touching,
+        "gap_px": round(gap, 2),
+        "clouds": clouds,
+        "answers": answers,
     }
     return Scene(scene_id, "sun", difficulty, seed, img, truth, [program])

@@ -115,11 +115,14 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         model.train(
             data=str(data), epochs=args.epochs, imgsz=WIDTH_PX, batch=16, device="cpu",
             workers=0, seed=args.seed, deterministic=True, pretrained=False, amp=False,
-            plots=False, project=str(work / "runs"), name="dice", exist_ok=True, verbose=False,
+            plots=False, val=False, project=str(work / "runs"), name="dice", exist_ok=True,
+            verbose=False,
         )  # fmt: skip
         train_s = time.perf_counter() - t1
-        best = work / "runs" / "dice" / "weights" / "best.pt"
-        shutil.copyfile(best, out / f"{STEM}.pt")
+        # the final epoch's weights (from scratch, mAP is 0 for the first ~5 epochs here
+        # and still rising at the last one); validated once, below
+        last = work / "runs" / "dice" / "weights" / "last.pt"
+        shutil.copyfile(last, out / f"{STEM}.pt")
         final = YOLO(str(out / f"{STEM}.pt"))
         use_threads(final, args.threads)
         metrics = final.val(data=str(data), imgsz=WIDTH_PX, batch=16, device="cpu", plots=False,

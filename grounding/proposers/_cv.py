@@ -49,7 +49,9 @@ class CVProposer:
             params = self.adapt(dict(params), feedback)
         return params
 
-    def run(self, image_bgr: np.ndarray, spec: GroundSpec, feedback: Feedback | None = None) -> Proposal:
+    def run(
+        self, image_bgr: np.ndarray, spec: GroundSpec, feedback: Feedback | None = None
+    ) -> Proposal:
         """Synchronous one-shot proposal (tests, scripts, the ``ground`` command)."""
         params = self.resolve(spec, feedback)
         image = as_bgr(image_bgr, self.name)
@@ -117,9 +119,16 @@ def iou(a: tuple[float, float, float, float], b: tuple[float, float, float, floa
     return inter / union if union > 0 else 0.0
 
 
-def drop_accepted(
-    elements: list[Element], accepted: list[Element], threshold: float = 0.5
-) -> list[Element]:
+def same_place(a: Element, b: Element, threshold: float = 0.5, near_px: float = 5.0) -> bool:
+    """Boxes and polygons by bounds IoU; rays, lines and points by all points within ``near_px``."""
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("box", "polygon"):
+        return iou(bounds(a), bounds(b)) >= threshold
+    pa, pb = np.asarray(a.points_px, float), np.asarray(b.points_px, float)
+    return pa.shape == pb.shape and bool(np.all(np.hypot(*(pa - pb).T) <= near_px))
+
+
+def drop_accepted(elements: list[Element], accepted: list[Element]) -> list[Element]:
     """Leave out proposals that repeat an accepted element (the loop keeps those)."""
-    kept_bounds = [bounds(a) for a in accepted]
-    return [e for e in elements if all(iou(bounds(e), k) < threshold for k in kept_bounds)]
+    return [e for e in elements if not any(same_place(e, a) for a in accepted)]

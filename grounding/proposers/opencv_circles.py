@@ -1,4 +1,4 @@
-"""``opencv.circles`` (Hough circles) and ``opencv.blobs`` (SimpleBlobDetector): round things as boxes.
+"""``opencv.circles`` (Hough) and ``opencv.blobs`` (SimpleBlobDetector): round things as boxes.
 
 Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
@@ -34,7 +34,11 @@ def _circle(cx: float, cy: float, r: float) -> Element:
 def _clip(elements: list[Element], shape: tuple[int, ...]) -> list[Element]:
     """Keep circles whose centre lies inside the image."""
     h, w = shape[:2]
-    return [e for e in elements if 0 <= e.fields["center_px"][0] < w and 0 <= e.fields["center_px"][1] < h]
+    return [
+        e
+        for e in elements
+        if 0 <= e.fields["center_px"][0] < w and 0 <= e.fields["center_px"][1] < h
+    ]
 
 
 @register_proposer("opencv.circles")
@@ -71,9 +75,14 @@ class CirclesProposer(CVProposer):
         max_r = int(params["max_radius_px"]) or int(min(grey.shape) // 2)
         min_dist = float(params["min_dist_px"]) or 1.6 * min_r
         circles = cv2.HoughCircles(
-            grey, cv2.HOUGH_GRADIENT, dp=float(params["dp"]), minDist=min_dist,
-            param1=float(params["param1"]), param2=float(params["param2"]),
-            minRadius=min_r, maxRadius=max_r,
+            grey,
+            cv2.HOUGH_GRADIENT,
+            dp=float(params["dp"]),
+            minDist=min_dist,
+            param1=float(params["param1"]),
+            param2=float(params["param2"]),
+            minRadius=min_r,
+            maxRadius=max_r,
         )
         if circles is None:
             return []
@@ -111,7 +120,7 @@ class BlobsProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Blobs of the given colour (0 dark, 255 bright) as circles."""
-        p = cv2.SimpleBlobDetector_Params()
+        p = cv2.SimpleBlobDetector_Params()  # type: ignore[attr-defined]
         p.filterByColor = True
         p.blobColor = int(params["blob_color"])
         p.filterByArea = True
@@ -125,7 +134,7 @@ class BlobsProposer(CVProposer):
         p.minInertiaRatio = float(params["min_inertia"])
         p.minThreshold = float(params["min_threshold"])
         p.maxThreshold = float(params["max_threshold"])
-        detector = cv2.SimpleBlobDetector_create(p)
+        detector = cv2.SimpleBlobDetector_create(p)  # type: ignore[attr-defined]
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
         found = [_circle(k.pt[0], k.pt[1], k.size / 2) for k in detector.detect(grey)]
         return sorted(found, key=lambda e: (e.fields["center_px"][1], e.fields["center_px"][0]))

@@ -74,8 +74,14 @@ class ColorRegionProposer(CVProposer):
                 if len(poly) < 3:
                     continue
                 points = [[float(x), float(y)] for x, y in poly]
-                found.append(Element(id=1, kind="polygon", points_px=points,
-                                     fields={"label": label, "area_px": round(area, 1)}))
+                found.append(
+                    Element(
+                        id=1,
+                        kind="polygon",
+                        points_px=points,
+                        fields={"label": label, "area_px": round(area, 1)},
+                    )
+                )
         return found
 
 

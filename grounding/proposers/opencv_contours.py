@@ -1,7 +1,10 @@
 """``opencv.contours``: objects as outer contours of a threshold or colour mask, split by watershed.
 
-Pipeline: a foreground mask (Otsu on brightness, the HSV value max(B, G, R), with objects ``bright`` or ``dark``;
-or an HSV range), holes filled; then, with ``split_touching``, the distance
+Pipeline: a foreground mask (Otsu, or an adaptive mean threshold when
+``adaptive_block_px`` > 1, on brightness = max(B, G, R), objects ``bright`` or
+``dark``, and at least ``min_contrast`` away from the median, i.e. the
+background, so dark clutter cannot make the cloth itself foreground; or an HSV
+range), holes filled; then, with ``split_touching``, the distance
 transform's local maxima become markers for ``cv2.watershed`` so touching round
 objects (coins) come apart; every region keeps its contour if its area, solidity
 (area / convex hull area, the convexity test) and circularity pass. A large
@@ -39,6 +42,7 @@ class ContoursProposer(CVProposer):
         "hsv_upper": [179, 255, 255],
         "blur_px": 5,
         "adaptive_block_px": 0,
+        "min_contrast": 30.0,
         "min_area_px": 300.0,
         "max_area_share": 0.25,
         "min_solidity": 0.85,
@@ -88,9 +92,15 @@ class ContoursProposer(CVProposer):
             _, radius = cv2.minEnclosingCircle(contour)
             if solidity < params["min_solidity"] or circularity < params["min_circularity"]:
                 if params["refuse_irregular"]:
-                    found.append(box(xyxy, area_px=round(area, 1), radius_px=None,
-                                     problem=f"irregular region (solidity {solidity:.2f}, "
-                                     f"circularity {circularity:.2f})"))
+                    found.append(
+                        box(
+                            xyxy,
+                            area_px=round(area, 1),
+                            radius_px=None,
+                            problem=f"irregular region (solidity {solidity:.2f}, "
+                            f"circularity {circularity:.2f})",
+                        )
+                    )
                 continue
             found.append(box(xyxy, area_px=round(area, 1), radius_px=round(float(radius), 2)))
         found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0, 0))
@@ -111,7 +121,13 @@ def foreground(image_bgr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         if block > 1:
             mask = cv2.adaptiveThreshold(grey, 255, cv2.ADAPTIVE_THRESH_MEAN_C, flag, block | 1, -2)
         else:
-            _, mask = cv2.threshold(grey, 0, 255, flag + cv2.THRESH_OTSU)
+            otsu, _ = cv2.threshold(grey, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+            median, contrast = float(np.median(grey)), float(params["min_contrast"])
+            if params["polarity"] == "bright":
+                level = max(float(otsu), median + contrast)
+            else:
+                level = min(float(otsu), median - contrast)
+            _, mask = cv2.threshold(grey, level, 255, flag)
     else:
         raise ValueError(f"opencv.contours: unknown mode {params['mode']!r}; use 'otsu' or 'hsv'")
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8), iterations=2)
@@ -141,11 +157,12 @@ def split(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np
     dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     min_radius = np.sqrt(float(params["min_area_px"]) / np.pi) * 0.5
     window = max(3, int(2 * min_radius) | 1)
-    local_max = (dist >= cv2.dilate(dist, np.ones((window, window), np.float32))) & (dist >= min_radius)
-    n, peak_labels, _, centroids = cv2.connectedComponentsWithStats(local_max.astype(np.uint8))
+    local_max = (dist >= cv2.dilate(dist, np.ones((window, window), np.float32))) & (
+        dist >= min_radius
+    )
+    n, _peak_labels, _, centroids = cv2.connectedComponentsWithStats(local_max.astype(np.uint8))
     peaks = sorted(
-        ((float(dist[int(round(cy)), int(round(cx))]), float(cx), float(cy))
-         for cx, cy in centroids[1:n]),
+        ((float(dist[round(cy), round(cx)]), float(cx), float(cy)) for cx, cy in centroids[1:n]),
         reverse=True,
     )
     kept: list[tuple[float, float, float]] = []
@@ -156,7 +173,8 @@ def split(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np
     markers = np.zeros(mask.shape, np.int32)
     markers[mask == 0] = 1
     for i, (value, cx, cy) in enumerate(kept, start=2):
-        cv2.circle(markers, (int(round(cx)), int(round(cy))), max(1, int(value * 0.3)), i, -1)
+        centre = (int(np.clip(cx, 0, mask.shape[1] - 1)), int(np.clip(cy, 0, mask.shape[0] - 1)))
+        cv2.circle(markers, centre, max(1, int(value * 0.3)), i, -1)
     cv2.watershed(image_bgr, markers)
     labels = markers - 1
     labels[labels < 1] = 0

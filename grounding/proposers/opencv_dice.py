@@ -99,7 +99,7 @@ def _count_pips(
     """Pips inside one face, or ``None`` with the reason when the reading is ambiguous."""
     face = np.zeros(grey.shape, np.uint8)
     cv2.drawContours(face, [contour], -1, 255, -1)
-    k = max(3, int(round(side * 0.08)) | 1)
+    k = max(3, round(side * 0.08) | 1)
     inner = cv2.erode(face, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     if not inner.any():
         return None, "face too small to read"

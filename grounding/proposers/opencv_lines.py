@@ -67,7 +67,9 @@ class LinesProposer(CVProposer):
             return []
         tol = float(params["center_tolerance_share"]) * radius
         reach = float(params["reach_share"]) * radius
-        near = [s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach]
+        near = [
+            s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach
+        ]
         if not near:
             return []
         return [_needle(np.array(near), center, params)]
@@ -79,8 +81,16 @@ def dial(grey: np.ndarray, params: dict[str, Any]) -> tuple[np.ndarray, float]:
     if params["center_px"] is not None:
         return np.array(params["center_px"], dtype=float), min(h, w) / 2
     min_r = int(float(params["min_dial_share"]) * min(h, w))
-    circles = cv2.HoughCircles(grey, cv2.HOUGH_GRADIENT, dp=1.5, minDist=min(h, w),
-                               param1=100, param2=40, minRadius=min_r, maxRadius=int(max(h, w) / 2))
+    circles = cv2.HoughCircles(
+        grey,
+        cv2.HOUGH_GRADIENT,
+        dp=1.5,
+        minDist=min(h, w),
+        param1=100,
+        param2=40,
+        minRadius=min_r,
+        maxRadius=int(max(h, w) / 2),
+    )
     if circles is not None:
         x, y, r = max(circles[0], key=lambda c: c[2])
         return np.array([float(x), float(y)]), float(r)
@@ -90,20 +100,28 @@ def dial(grey: np.ndarray, params: dict[str, Any]) -> tuple[np.ndarray, float]:
 def line_segments(grey: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     """(n, 4) array of segments x1, y1, x2, y2."""
     min_len = float(params["min_length_share"]) * min(grey.shape)
+    lines: Any
     if params["method"] == "lsd":
         lines = cv2.createLineSegmentDetector().detect(grey)[0]
     elif params["method"] == "hough":
         median = float(np.median(grey))
         edges = cv2.Canny(grey, int(max(0, 0.66 * median)), int(min(255, 1.33 * median)))
-        lines = cv2.HoughLinesP(edges, 1, np.pi / 180, int(params["hough_threshold"]),
-                                minLineLength=min_len, maxLineGap=float(params["max_gap_px"]))
+        lines = cv2.HoughLinesP(
+            edges,
+            1,
+            np.pi / 180,
+            int(params["hough_threshold"]),
+            minLineLength=min_len,
+            maxLineGap=float(params["max_gap_px"]),
+        )
     else:
         raise ValueError(f"opencv.lines: unknown method {params['method']!r}; use 'hough' or 'lsd'")
     if lines is None:
         return np.zeros((0, 4))
     segs = np.asarray(lines, dtype=float).reshape(-1, 4)
     lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
-    return segs[lengths >= min_len]
+    kept: np.ndarray = segs[lengths >= min_len]
+    return kept
 
 
 def _line_dist(s: np.ndarray, p: np.ndarray) -> float:
@@ -111,7 +129,11 @@ def _line_dist(s: np.ndarray, p: np.ndarray) -> float:
     a, b = s[:2], s[2:]
     d = b - a
     n = float(np.hypot(*d))
-    return abs(float(d[0] * (p[1] - a[1]) - d[1] * (p[0] - a[0]))) / n if n else float(np.hypot(*(p - a)))
+    return (
+        abs(float(d[0] * (p[1] - a[1]) - d[1] * (p[0] - a[0]))) / n
+        if n
+        else float(np.hypot(*(p - a)))
+    )
 
 
 def _seg_dist(s: np.ndarray, p: np.ndarray) -> float:
@@ -135,8 +157,9 @@ def _needle(segs: np.ndarray, center: np.ndarray, params: dict[str, Any]) -> Ele
             best, best_w = float(a), weight
     member = np.abs((angles - best + 90) % 180 - 90) <= params["cluster_deg"]
     doubled = np.radians(2 * angles[member])
-    mean = 0.5 * np.arctan2(np.sum(lengths[member] * np.sin(doubled)),
-                            np.sum(lengths[member] * np.cos(doubled)))
+    mean = 0.5 * np.arctan2(
+        np.sum(lengths[member] * np.sin(doubled)), np.sum(lengths[member] * np.cos(doubled))
+    )
     u = np.array([np.cos(mean), np.sin(mean)])
     ends = np.concatenate([segs[member, :2], segs[member, 2:]])
     t = (ends - center) @ u
@@ -153,6 +176,8 @@ def _needle(segs: np.ndarray, center: np.ndarray, params: dict[str, Any]) -> Ele
     else:
         v = tip - center
         fields["bearing_deg"] = round(float(np.degrees(np.arctan2(v[0], -v[1])) % 360.0), 2)
-    points = [[round(float(tail[0]), 2), round(float(tail[1]), 2)],
-              [round(float(tip[0]), 2), round(float(tip[1]), 2)]]
+    points = [
+        [round(float(tail[0]), 2), round(float(tail[1]), 2)],
+        [round(float(tip[0]), 2), round(float(tip[1]), 2)],
+    ]
     return Element(id=1, kind="ray", points_px=points, fields=fields)

@@ -1,0 +1,126 @@
+"""Generating scenes by name and writing a whole suite to disk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from groundeval.benchmarks.synthetic import _bars, _coins, _compass, _dice, _sun
+from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic._effects import DIFFICULTIES, check_difficulty
+
+SceneMaker = Callable[[str, str, int, np.random.Generator], Scene]
+SCENES: dict[str, SceneMaker] = {
+    "dice": _dice.make,
+    "coins": _coins.make,
+    "bars": _bars.make,
+    "compass": _compass.make,
+    "sun": _sun.make,
+}
+SUITE_VERSION = 1
+
+
+def scene_id(scene: str, difficulty: str, seed: int) -> str:
+    """Stable item id, safe as a file name: ``dice-hard-00042``."""
+    return f"{scene}-{difficulty}-{seed:05d}"
+
+
+def generate(scene: str, difficulty: str, seed: int) -> Scene:
+    """One scene with exact truth and its programs; the same arguments give the same bytes."""
+    if scene not in SCENES:
+        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(SCENES)}")
+    check_difficulty(difficulty)
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    scene_index = list(SCENES).index(scene)
+    level = DIFFICULTIES.index(difficulty)
+    rng = np.random.default_rng([int(seed), scene_index, level, SUITE_VERSION])
+    return SCENES[scene](scene_id(scene, difficulty, seed), difficulty, seed, rng)
+
+
+def encode_png(image_bgr: np.ndarray) -> bytes:
+    """Lossless PNG bytes of a generated image."""
+    ok, buf = cv2.imencode(".png", image_bgr)
+    if not ok:
+        raise ValueError("could not encode PNG")
+    return bytes(buf.tobytes())
+
+
+def write_suite(
+    out_dir: Path | str,
+    n_per_scene: int = 10,
+    difficulties: Iterable[str] = DIFFICULTIES,
+    seed: int = 0,
+    scenes: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """Write ``<id>.png`` images, ``programs.jsonl``, ``truth.jsonl`` and ``manifest.json``.
+
+    Seeds run from ``seed`` to ``seed + n_per_scene - 1`` for every scene and
+    difficulty, so two suites with the same arguments are identical.
+    """
+    if n_per_scene < 1:
+        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    levels = [check_difficulty(d) for d in difficulties]
+    names = list(scenes) if scenes is not None else list(SCENES)
+    programs: list[str] = []
+    truths: list[str] = []
+    items: list[dict[str, Any]] = []
+    for name in names:
+        for level in levels:
+            for s in range(seed, seed + n_per_scene):
+                scene = generate(name, level, s)
+                png = encode_png(scene.image_bgr)
+                (out / f"{scene.id}.png").write_bytes(png)
+                for program in scene.programs:
+                    programs.append(program.model_dump_json(exclude_defaults=True))
+                truths.append(
+                    json.dumps(
+                        {
+                            "id": scene.id,
+                            "scene": name,
+                            "difficulty": level,
+                            "seed": s,
+                            "image": f"{scene.id}.png",
+                            **scene.truth,
+                        },
+                        sort_keys=True,
+                        default=_json_default,
+                    )
+                )
+                items.append(
+                    {
+                        "id": scene.id,
+                        "image": f"{scene.id}.png",
+                        "sha256": hashlib.sha256(png).hexdigest(),
+                    }
+                )
+    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
+    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
+    manifest = {
+        "suite_version": SUITE_VERSION,
+        "scenes": names,
+        "difficulties": levels,
+        "n_per_scene": n_per_scene,
+        "seed": seed,
+        "items": items,
+        "programs": "programs.jsonl",
+        "truth": "truth.jsonl",
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to truth.jsonl")
