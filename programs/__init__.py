@@ -24,6 +24,10 @@ _EXPORTS = {
     "items_from_images": "_run",
     "items_from_manifest": "_run",
     "run_items": "_run",
+    "Executor": "_run",
+    "LocalExecutor": "_run",
+    "JudgeRecipe": "_ray",
+    "RayExecutor": "_ray",
     "ItemInput": "_runner",
     "grade_item": "_runner",
     "rescore_run": "_rescore",
@@ -60,8 +64,11 @@ if TYPE_CHECKING:
     )
     from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
     from groundeval.programs._rescore import merge_runs, rescore_run
+    from groundeval.programs._ray import JudgeRecipe, RayExecutor
     from groundeval.programs._run import (
+        Executor,
         ItemsError,
+        LocalExecutor,
         RunReport,
         Shard,
         items_from_images,

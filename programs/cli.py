@@ -75,6 +75,9 @@ def run(
     judge_concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight.")] = 8,
     prices: Annotated[Path | None, typer.Option(help="Price table (JSON/YAML) overriding the built-in one.")] = None,
     judge_param: Annotated[list[str] | None, typer.Option(help="k=v judge option, e.g. temperature=0 (repeatable).")] = None,
+    executor: Annotated[str, typer.Option(help="local | ray (grade on a Ray cluster).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster: auto or ray://head:10001 (default: join or start one here).")] = None,
+    items_per_task: Annotated[int, typer.Option(min=1, help="Ray: items one task grades at once (raise for judge-bound runs).")] = 1,
 ) -> None:
     """Grade items into a run folder (resumable, shardable)."""
     from groundeval.grounding._command import parse_params
@@ -101,11 +104,13 @@ def run(
             else items_from_manifest(loaded, manifest)  # type: ignore[arg-type]
         )
         shard_spec = Shard.parse(shard) if shard else None
-        backend = build_judge(
-            judge, cache_dir=None if no_cache else (cache_dir or default_cache_dir()),
-            record=record, rpm=rpm, tpm=tpm, concurrency=judge_concurrency, prices=prices,
-            **parse_params(judge_param or []),
-        )
+        judge_options: dict[str, Any] = dict(
+            cache_dir=None if no_cache else str(cache_dir or default_cache_dir()),
+            record=record, rpm=rpm, tpm=tpm, concurrency=judge_concurrency,
+            prices=str(prices) if prices else None, **parse_params(judge_param or []),
+        )  # fmt: skip
+        backend = build_judge(judge, **judge_options)
+        runner = _executor(executor, ray_address, judge, judge_options, checks, items_per_task)
         config: dict[str, Any] = {
             "programs": [str(p) for p in programs],
             "images": str(images) if images else None,
@@ -116,15 +121,37 @@ def run(
             run_items(
                 items, judge=backend, out=out, config=config, concurrency=concurrency,
                 resume=resume, shard=shard_spec, progress=progress_printer("grading"),
+                executor=runner,
             )
         )  # fmt: skip
     except ProgramFileError as exc:
         for issue in exc.issues:
             typer.echo(str(issue), err=True)
         raise typer.Exit(1) from exc
-    except (ItemsError, RunStoreError, ValueError) as exc:
+    except (ItemsError, RunStoreError, ValueError, ImportError) as exc:
         raise _fail(str(exc)) from exc
     _print_run(report.summary, out, report.graded, report.skipped)
+
+
+def _executor(
+    name: str,
+    ray_address: str | None,
+    judge: str,
+    judge_options: dict[str, Any],
+    checks: list[Path] | None,
+    items_per_task: int,
+) -> Any:
+    """None for the local executor; a Ray executor that rebuilds the judge on each worker."""
+    if name == "local":
+        return None
+    if name != "ray":
+        raise ValueError(f"--executor: expected local or ray, got {name!r}")
+    from groundeval.programs._ray import JudgeRecipe, RayExecutor
+
+    return RayExecutor(
+        ray_address, judge=JudgeRecipe(judge, judge_options), checks=checks or [],
+        items_per_task=items_per_task,
+    )  # fmt: skip
 
 
 def default_cache_dir() -> Path:

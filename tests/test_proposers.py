@@ -87,6 +87,14 @@ def test_watershed_separates_touching_coins() -> None:
     assert len(strict) == 1 and strict[0].fields["radius_px"] is None, "refused, not counted"
 
 
+def test_dark_clutter_does_not_make_the_cloth_foreground() -> None:
+    img = np.full((240, 320, 3), (30, 25, 80), np.uint8)  # maroon cloth
+    cv2.rectangle(img, (0, 0), (150, 240), (12, 12, 12), -1)  # a large dark card
+    cv2.circle(img, (240, 120), 30, (190, 190, 195), -1, cv2.LINE_AA)
+    (coin,) = opencv_contours.ContoursProposer().run(img, _spec()).elements
+    assert coin.fields["radius_px"] == pytest.approx(30, abs=2)
+
+
 # The coins photo that ships in scikit-image (303 x 384 grey): looked at by a person,
 # it shows 24 coins in 4 rows of 6. Its background brightens towards the top right,
 # so the contours proposer uses an adaptive threshold (mean of a 101 px window).

@@ -112,12 +112,14 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
                 b[key] = [round(float(v), 2) for v in b[key]]
     img = fx.degrade(img, difficulty, rng)
 
+    # The prompt names n bars, so at least a title, n labels and n values must be read:
+    # a line OCR misses is then "missing" (retry at 2x, else withheld), not a silent fail.
     spec = GroundSpec(
         helper="text",
         target="every text line",
         proposer="ocr",
         budget=2,
-        min_count=1,
+        min_count=2 * n + 1,
         fields={
             "text": {"type": "string", "minLength": 1},
             "confidence": {"type": "number", "minimum": 0.8, "maximum": 1},
@@ -143,7 +145,8 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     claims = ", ".join(f"{q.ask.split()[2]} = {q.ask.split()[-1].rstrip('?')}" for q in hards)
     program = Program(
         id=scene_id,
-        prompt=f"A {colour_name} bar chart titled '{title}' with value labels ({claims}).",
+        prompt=f"A {colour_name} bar chart of {n} quarters (Q1 to Q{n}) titled '{title}', "
+        f"each bar labelled with its value ({claims}).",
         tags={"scene": "bars", "difficulty": difficulty, "axis": "text"},
         gates=[
             gate(

@@ -12,9 +12,9 @@ region that fails the shape tests is returned with ``radius_px: None`` when
 ``refuse_irregular`` is on, so a schema-checking verifier rejects it and the
 question is withheld instead of miscounted.
 
-Feedback: on a retry after missing elements the peak spacing shrinks
-(``retry_peak_spacing``) and the minimum area halves; after rejected elements
-only, the solidity bar rises by 0.05.
+Feedback: on any retry the watershed markers may lie closer together
+(``retry_peak_spacing``), which splits a merged pair refused as irregular; after
+missing elements the minimum area also halves.
 """
 
 from __future__ import annotations
@@ -54,12 +54,10 @@ class ContoursProposer(CVProposer):
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
-        """Retry: more markers and smaller objects when some are missing; stricter when wrong."""
+        """Retry: closer watershed markers; smaller objects too when some are missing."""
+        params["peak_spacing"] = params["retry_peak_spacing"]
         if feedback.missing:
-            params["peak_spacing"] = params["retry_peak_spacing"]
             params["min_area_px"] = float(params["min_area_px"]) / 2
-        else:
-            params["min_solidity"] = min(0.99, float(params["min_solidity"]) + 0.05)
         return params
 
     def detect(
