@@ -20,6 +20,15 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,ray]'
 	touch $@ $(VENV)/.core
 
+## The learned-detector extra (torch + ultralytics). ultralytics pulls the GUI wheel
+## opencv-python, which overwrites the headless cv2/ folder; put the headless one back.
+$(VENV)/.yolo: pyproject.toml | $(VENV)/.dev
+	$(BIN)/pip install -q -e '.[dev,ray,yolo]'
+	$(BIN)/pip uninstall -y -q opencv-python
+	$(BIN)/pip install -q --force-reinstall --no-deps opencv-python-headless
+	$(BIN)/python -c "import cv2, ultralytics"
+	touch $@
+
 ## Grade the synthetic scenes offline, end to end (no network, no API key).
 demo: $(VENV)/.core
 	$(BIN)/groundeval demo --out runs/demo
@@ -30,7 +39,7 @@ $(CHROMIUM):
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 
 ## Install the dev extras and run the whole test suite (lint included).
-test: $(VENV)/.dev $(CHROMIUM)
+test: $(VENV)/.dev $(VENV)/.yolo $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 

@@ -27,7 +27,7 @@ from typing import Any
 from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.grounding._loop import run_grounding
 from groundeval.grounding.models.train_dice import dice_scene
-from groundeval.grounding.proposers import opencv_dice, yolo  # noqa: F401  (registers)
+from groundeval.grounding.proposers import opencv_dice, yolo, yolo_dice  # noqa: F401
 from groundeval.grounding.proposers._onnx import WeightsError
 from groundeval.judges._protocol import ImagePart
 from groundeval.programs._checks import CheckError, run_check

@@ -16,7 +16,7 @@ import pytest
 
 from groundeval.grounding._loop import run_grounding
 from groundeval.grounding.models.train_dice import TRAIN_SEED0, VAL_SEED0, dice_scene
-from groundeval.grounding.proposers import yolo
+from groundeval.grounding.proposers import sam, yolo, yolo_dice
 from groundeval.grounding.proposers._cv import iou
 from groundeval.grounding.proposers._onnx import WeightsError, decode, letterbox
 from groundeval.grounding.proposers._ultralytics_env import INSTALL_HINT
@@ -78,7 +78,7 @@ def test_pt_detector_counts_held_out_dice_like_onnx():
 
 
 def test_dice_proposer_reads_pips_on_clean_scenes():
-    proposer = yolo.YoloDiceProposer()
+    proposer = yolo_dice.YoloDiceProposer()
     exact = 0
     for seed in range(8):
         scene = dice_scene("clean", seed)
@@ -226,13 +226,13 @@ def run_offline(code: str, tmp_path: Path) -> dict:
 def test_core_path_imports_predicts_and_draws_without_network_or_torch(tmp_path: Path):
     report = run_offline(
         """
-        from groundeval.grounding.proposers import yolo
+        from groundeval.grounding.proposers import sam, yolo, yolo_dice
         from groundeval.grounding.models.train_dice import dice_scene
         from groundeval.grounding._draw import draw_marks
         from groundeval.programs._model import GroundSpec
         scene = dice_scene("clean", 2)
         ground = GroundSpec(helper="boxes", target="each die", proposer="yolo.dice")
-        elements = yolo.YoloDiceProposer().run(scene.image_bgr, ground).elements
+        elements = yolo_dice.YoloDiceProposer().run(scene.image_bgr, ground).elements
         draw_marks(scene.image_bgr, elements)
         report = {"attempts": attempts, "n": len(elements), "truth": scene.truth["count"],
                   "torch": "torch" in sys.modules, "ultralytics": "ultralytics" in sys.modules}
@@ -299,7 +299,7 @@ def test_onnx_predict_makes_no_socket_call(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     scene = dice_scene("hard", 5)
-    elements = yolo.YoloDiceProposer().run(scene.image_bgr, spec("yolo.dice")).elements
+    elements = yolo_dice.YoloDiceProposer().run(scene.image_bgr, spec("yolo.dice")).elements
     assert len(elements) >= 1
 
 
@@ -307,6 +307,7 @@ def test_sam_box_prompt_runs_the_real_predictor_and_returns_valid_polygons(tmp_p
     # No SAM weights can be downloaded here: a randomly initialised MobileSAM (the real
     # architecture, saved under the name ultralytics recognises) checks the plumbing only:
     # prompt in pixels -> ultralytics SAM predictor -> masks -> polygons inside the image.
+    # Random weights usually give no mask; the mask -> polygon step is tested below.
     pytest.importorskip("ultralytics", reason="the sam proposer needs the yolo extra")
     import torch
 
@@ -322,7 +323,7 @@ def test_sam_box_prompt_runs_the_real_predictor_and_returns_valid_polygons(tmp_p
     prompt = scene.truth["dice"][0]["xyxy_px"]
     ground = GroundSpec(helper="boundary", proposer="sam",
                         params={"weights": str(weights), "prompt_xyxy_px": prompt})  # fmt: skip
-    proposal = yolo.SamProposer().run(scene.image_bgr, ground)
+    proposal = sam.SamProposer().run(scene.image_bgr, ground)
     h, w = scene.image_bgr.shape[:2]
     assert len(proposal.elements) <= 1
     for element in proposal.elements:
@@ -332,4 +333,23 @@ def test_sam_box_prompt_runs_the_real_predictor_and_returns_valid_polygons(tmp_p
     with pytest.raises(ValueError, match="bad prompt"):
         bad = ground.model_copy(update={"params": {"weights": str(weights),
                                                    "prompt_xyxy_px": [1, 2, 3]}})  # fmt: skip
-        yolo.SamProposer().run(scene.image_bgr, bad)
+        sam.SamProposer().run(scene.image_bgr, bad)
+
+
+def test_masks_become_simplified_polygons_of_their_largest_part():
+    import cv2
+    import supervision as sv
+
+    mask = np.zeros((120, 160), np.uint8)
+    cv2.circle(mask, (60, 50), 30, 1, -1)
+    cv2.rectangle(mask, (130, 100), (134, 104), 1, -1)  # a speck: not the largest part
+    detections = sv.Detections(
+        xyxy=np.array([[30, 20, 135, 105]], np.float32),
+        mask=mask[None].astype(bool),
+        confidence=np.array([0.8], np.float32),
+    )
+    (element,) = sam.masks_to_polygons(detections, simplify_share=0.004)
+    pts = np.asarray(element.points_px, np.float32)
+    assert element.kind == "polygon" and element.fields["confidence"] == pytest.approx(0.8)
+    assert cv2.contourArea(pts) == pytest.approx(np.pi * 30**2, rel=0.08)
+    assert pts[:, 0].max() < 95 and 8 <= len(pts) <= 60

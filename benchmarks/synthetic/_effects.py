@@ -77,7 +77,8 @@ def rotate(image: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 def move_points(points: np.ndarray | list[list[float]], matrix: np.ndarray) -> np.ndarray:
     """Apply a 2x3 affine matrix to an (n, 2) array of points."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    return pts @ matrix[:, :2].T + matrix[:, 2]
+    moved: np.ndarray = pts @ matrix[:, :2].T + matrix[:, 2]
+    return moved
 
 
 def xyxy_of(points: np.ndarray) -> list[float]:

@@ -90,7 +90,7 @@ def write_dataset(root: Path, train_per_difficulty: int, val_per_difficulty: int
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Render, train, validate, export; return the figures for the model card."""
     ultralytics = import_ultralytics()
-    from ultralytics import YOLO
+    YOLO = ultralytics.YOLO
 
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Built-in proposers, registered by name on import (ultralytics is imported lazily)."""
+"""Built-in proposers, registered by name on import (torch and ultralytics load lazily)."""
 
 from groundeval.grounding.proposers import (  # noqa: F401
     judge,
@@ -8,5 +8,7 @@ from groundeval.grounding.proposers import (  # noqa: F401
     opencv_contours,
     opencv_dice,
     opencv_lines,
+    sam,
     yolo,
+    yolo_dice,
 )

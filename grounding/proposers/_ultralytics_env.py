@@ -99,7 +99,7 @@ def import_ultralytics() -> ModuleType:
         import ultralytics
 
         if ultralytics.settings.get("sync", True):
-            ultralytics.settings.update({"sync": False})
+            ultralytics.settings["sync"] = False  # saved to the settings file
         _READY.append(ultralytics)
         return ultralytics
 
