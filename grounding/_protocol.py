@@ -16,7 +16,6 @@ from groundeval.judges._protocol import ImagePart, Judge
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
 
-
 RESERVED_PARAMS = frozenset({"image", "offline_verifier"})
 """``ground.params`` keys read by the runner and the verifier, not by proposers."""
 

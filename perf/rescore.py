@@ -22,19 +22,28 @@ from groundeval.programs._run import write_summary
 from groundeval.state import Decision, Element, ItemResult, ItemUsage, Provenance, StateFile
 from groundeval.state._store import RunStore
 
-CHECKS = ["count(elements) == 5", "sum(e.pips for e in elements) == 17",
-          "all(e.pips >= 1 for e in elements)", "max(e.pips for e in elements) == 6"]
+CHECKS = [
+    "count(elements) == 5",
+    "sum(e.pips for e in elements) == 17",
+    "all(e.pips >= 1 for e in elements)",
+    "max(e.pips for e in elements) == 6",
+]
 
 
 def program() -> Program:
     ground = {"helper": "boxes", "proposer": "opencv.dice"}
     hard = [{"id": f"d{i}", "ask": f"Direct {i}?"} for i in range(4)]
     hard.append({"id": "c0", "ask": "Five dice?", "ground": ground, "check": CHECKS[0]})
-    hard += [{"id": f"c{i}", "ask": f"Check {i}?", "uses": "c0", "check": CHECKS[i]} for i in range(1, 4)]
-    return Program.model_validate({
-        "id": "dice", "gates": [{"id": "g0", "ask": "A die?"}, {"id": "g1", "ask": "A table?"}],
-        "hard": hard,
-    })
+    hard += [
+        {"id": f"c{i}", "ask": f"Check {i}?", "uses": "c0", "check": CHECKS[i]} for i in range(1, 4)
+    ]
+    return Program.model_validate(
+        {
+            "id": "dice",
+            "gates": [{"id": "g0", "ask": "A die?"}, {"id": "g1", "ask": "A table?"}],
+            "hard": hard,
+        }
+    )
 
 
 def build(root: Path, n: int) -> None:
@@ -45,23 +54,70 @@ def build(root: Path, n: int) -> None:
 
     for i in range(n):
         item = f"item-{i:05d}"
-        elements = [Element(id=k + 1, kind="box", xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
-                            fields={"pips": (i + k) % 6 + 1}) for k in range(5)]
-        state = StateFile(item_id=item, question_id="c0", image_sha256="0" * 64, image_size_wh=[64, 32],
-                          helper="boxes", elements=elements, status="grounded",
-                          provenance=Provenance(toolkit_version="perf"))
+        elements = [
+            Element(
+                id=k + 1,
+                kind="box",
+                xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
+                fields={"pips": (i + k) % 6 + 1},
+            )
+            for k in range(5)
+        ]
+        state = StateFile(
+            item_id=item,
+            question_id="c0",
+            image_sha256="0" * 64,
+            image_size_wh=[64, 32],
+            helper="boxes",
+            elements=elements,
+            status="grounded",
+            provenance=Provenance(toolkit_version="perf"),
+        )
         rel = store.write_state(state)
-        decisions = [Decision(question_id=g, kind="gate", outcome="pass", score=1.0, source="judge",
-                              reason="visible") for g in ("g0", "g1")]
-        decisions += [Decision(question_id=f"d{k}", kind="hard", outcome="pass", score=1.0,
-                               source="judge", reason="yes") for k in range(4)]
+        decisions = [
+            Decision(
+                question_id=g,
+                kind="gate",
+                outcome="pass",
+                score=1.0,
+                source="judge",
+                reason="visible",
+            )
+            for g in ("g0", "g1")
+        ]
+        decisions += [
+            Decision(
+                question_id=f"d{k}",
+                kind="hard",
+                outcome="pass",
+                score=1.0,
+                source="judge",
+                reason="yes",
+            )
+            for k in range(4)
+        ]
         for k, q in enumerate(prog.hard[4:]):
             trace = run_check(CHECKS[k], state)
-            decisions.append(Decision(question_id=q.id, kind="hard", score=trace.score, check=trace,
-                                      outcome="pass" if trace.score >= 1 else "fail", source="check",
-                                      reason=trace.trace, state_file=rel))
-        result = ItemResult(item_id=item, program_id="dice", scoring="grounded", status="scored",
-                            decisions=decisions, scores={"strict": 0.0, "relaxed": 0.0})
+            decisions.append(
+                Decision(
+                    question_id=q.id,
+                    kind="hard",
+                    score=trace.score,
+                    check=trace,
+                    outcome="pass" if trace.score >= 1 else "fail",
+                    source="check",
+                    reason=trace.trace,
+                    state_file=rel,
+                )
+            )
+        result = ItemResult(
+            item_id=item,
+            program_id="dice",
+            scoring="grounded",
+            status="scored",
+            decisions=decisions,
+            scores={"strict": 0.0, "relaxed": 0.0},
+        )
         store.append(result, ItemUsage(item_id=item))
     write_summary(store, store.finalize())
 

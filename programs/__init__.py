@@ -44,7 +44,40 @@ _EXPORTS = {
     "register_protocol": "scoring",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CheckError",
+    "ElementView",
+    "Executor",
+    "GroundSpec",
+    "ItemInput",
+    "ItemsError",
+    "JudgeRecipe",
+    "LocalExecutor",
+    "NamedCheck",
+    "Program",
+    "ProgramFileError",
+    "ProgramIssue",
+    "Question",
+    "RayExecutor",
+    "RunReport",
+    "Shard",
+    "check_names",
+    "get_protocol",
+    "grade_item",
+    "items_from_images",
+    "items_from_manifest",
+    "load_check_module",
+    "load_program_files",
+    "load_programs",
+    "merge_runs",
+    "normalize_text",
+    "register_check",
+    "register_protocol",
+    "rescore_run",
+    "run_check",
+    "run_items",
+    "validate_check",
+]
 
 if TYPE_CHECKING:
     from groundeval.programs._checks import (
@@ -63,8 +96,8 @@ if TYPE_CHECKING:
         load_programs,
     )
     from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
-    from groundeval.programs._rescore import merge_runs, rescore_run
     from groundeval.programs._ray import JudgeRecipe, RayExecutor
+    from groundeval.programs._rescore import merge_runs, rescore_run
     from groundeval.programs._run import (
         Executor,
         ItemsError,

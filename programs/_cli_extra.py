@@ -34,8 +34,12 @@ def mount(app: typer.Typer) -> None:
 def ground(
     image: Annotated[Path, typer.Argument(help="Image file.")],
     helper: Annotated[str, typer.Option(help="boxes | boundary | line | points | text")] = "boxes",
-    proposer: Annotated[str, typer.Option(help="Registered proposer, e.g. opencv.circles.")] = "opencv.contours",
-    param: Annotated[list[str] | None, typer.Option(help="k=v proposer parameter (repeatable).")] = None,
+    proposer: Annotated[
+        str, typer.Option(help="Registered proposer, e.g. opencv.circles.")
+    ] = "opencv.contours",
+    param: Annotated[
+        list[str] | None, typer.Option(help="k=v proposer parameter (repeatable).")
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Folder for the overlay and state file.")] = None,
     verifier: Annotated[str, typer.Option(help="offline | judge")] = "offline",
     budget: Annotated[int, typer.Option(min=1)] = 1,
@@ -46,9 +50,14 @@ def ground(
 
     try:
         found = ground_image(
-            image, helper=helper, proposer=proposer, params=parse_params(param or []),
-            out=out, verifier=verifier, budget=budget,
-        )  # fmt: skip
+            image,
+            helper=helper,
+            proposer=proposer,
+            params=parse_params(param or []),
+            out=out,
+            verifier=verifier,
+            budget=budget,
+        )
     except (ImageError, KeyError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc

@@ -78,7 +78,9 @@ def load_program_files(paths: list[Path], *, check: bool = True) -> list[Program
             issues += exc.issues
     ids = [p.id for p in programs]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
-        issues.append(ProgramIssue(", ".join(map(str, paths)), "$", f"duplicate program id {dup!r}"))
+        issues.append(
+            ProgramIssue(", ".join(map(str, paths)), "$", f"duplicate program id {dup!r}")
+        )
     if issues:
         raise ProgramFileError(issues)
     return programs
@@ -123,7 +125,9 @@ def _documents(path: Path, issues: list[ProgramIssue]) -> list[_Doc]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno} column {exc.colno}"
-            raise ProgramFileError([ProgramIssue(str(path), where, f"invalid JSON: {exc.msg}")]) from exc
+            raise ProgramFileError(
+                [ProgramIssue(str(path), where, f"invalid JSON: {exc.msg}")]
+            ) from exc
         return _split(data, None, "")
     if suffix in (".yaml", ".yml"):
         return _yaml_docs(path, text)
@@ -152,9 +156,14 @@ def _yaml_docs(path: Path, text: str) -> list[_Doc]:
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = event.start_mark.line + 1 if event.start_mark else 0
                 raise ProgramFileError(
-                    [ProgramIssue(str(path), f"line {line}",
-                                  "YAML anchors and aliases are not allowed in program files")]
-                )  # fmt: skip
+                    [
+                        ProgramIssue(
+                            str(path),
+                            f"line {line}",
+                            "YAML anchors and aliases are not allowed in program files",
+                        )
+                    ]
+                )
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
         datas = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
@@ -200,7 +209,9 @@ def _yaml_line(node: yaml.Node, loc: list[Any]) -> int:
     for part in loc:
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
             nxt = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
             nxt = node.value[part]
         else:
             nxt = None
@@ -224,15 +235,13 @@ def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]
                     validate_check(q.check)
                 except ValueError as exc:
                     issues.append(ProgramIssue(str(path), f"{where}.check", str(exc)))
-            if q.ground is not None:
-                if q.ground.proposer not in proposers:
-                    issues.append(ProgramIssue(
-                        str(path), f"{where}.ground.proposer",
-                        f"unknown proposer {q.ground.proposer!r}; known: {', '.join(sorted(proposers))}",
-                    ))  # fmt: skip
-                if q.ground.verifier not in verifiers:
-                    issues.append(ProgramIssue(
-                        str(path), f"{where}.ground.verifier",
-                        f"unknown verifier {q.ground.verifier!r}; known: {', '.join(sorted(verifiers))}",
-                    ))  # fmt: skip
+            if q.ground is None:
+                continue
+            for kind, name, known in (
+                ("proposer", q.ground.proposer, proposers),
+                ("verifier", q.ground.verifier, verifiers),
+            ):
+                if name not in known:
+                    message = f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}"
+                    issues.append(ProgramIssue(str(path), f"{where}.ground.{kind}", message))
     return issues

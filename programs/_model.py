@@ -183,8 +183,11 @@ class Program(_Strict):
         return [*self.gates, *self.hard]
 
     def state_source(self, question: Question) -> str | None:
-        """Question whose grounding state a check reads: its own, ``uses``, or its first
-        grounded ``requires`` (so ``requires: [h1]`` plus a check reads h1's boxes)."""
+        """Question whose grounding state a check reads.
+
+        Its own, ``uses``, or its first grounded ``requires`` (so ``requires: [h1]``
+        plus a check reads h1's boxes).
+        """
         if question.grounding_source is not None:
             return question.grounding_source
         for ref in question.requires:

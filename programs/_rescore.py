@@ -80,10 +80,14 @@ def rescore_run(run: Path, overrides: Path | None = None) -> RescoreReport:
                         trace = run_check(question.check, state)
                     except CheckError as exc:
                         raise RunStoreError(f"{d.state_file}: check no longer runs: {exc}") from exc
-                    d = d.model_copy(update={
-                        "check": trace, "score": trace.score, "reason": trace.trace,
-                        "outcome": "pass" if trace.score >= 1.0 else "fail",
-                    })  # fmt: skip
+                    d = d.model_copy(
+                        update={
+                            "check": trace,
+                            "score": trace.score,
+                            "reason": trace.trace,
+                            "outcome": "pass" if trace.score >= 1.0 else "fail",
+                        }
+                    )
                     rechecked += 1
             key = (result.item_id, d.question_id)
             if key in rows:
@@ -103,11 +107,17 @@ def _apply(d: Decision, row: OverrideRow) -> Decision:
         outcome=d.outcome, score=d.score, source=d.source, reason=d.reason
     )
     score = row.score if row.score is not None else (1.0 if row.outcome == "pass" else 0.0)
-    return d.model_copy(update={
-        "outcome": row.outcome, "score": score, "source": "human",
-        "reason": row.note or f"overridden to {row.outcome}", "note": row.note,
-        "author": row.author, "original": original,
-    })  # fmt: skip
+    return d.model_copy(
+        update={
+            "outcome": row.outcome,
+            "score": score,
+            "source": "human",
+            "reason": row.note or f"overridden to {row.outcome}",
+            "note": row.note,
+            "author": row.author,
+            "original": original,
+        }
+    )
 
 
 def _rescored(program: Program, result: ItemResult, decisions: list[Decision]) -> ItemResult:
@@ -120,16 +130,26 @@ def _rescored(program: Program, result: ItemResult, decisions: list[Decision]) -
             f"no decision for {', '.join(missing)} (a gate was overridden to pass?): "
             "grade the item again with `groundeval run --resume` after removing it"
         )
-        return result.model_copy(update={
-            "decisions": decisions, "gate_failed": None, "status": "error",
-            "scores": {}, "error": error,
-        })  # fmt: skip
+        return result.model_copy(
+            update={
+                "decisions": decisions,
+                "gate_failed": None,
+                "status": "error",
+                "scores": {},
+                "error": error,
+            }
+        )
     scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
     errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
-    return result.model_copy(update={
-        "decisions": decisions, "gate_failed": gate_failed, "status": scored.status,
-        "scores": scored.scores, "error": "; ".join(errors) or None,
-    })  # fmt: skip
+    return result.model_copy(
+        update={
+            "decisions": decisions,
+            "gate_failed": gate_failed,
+            "status": scored.status,
+            "scores": scored.scores,
+            "error": "; ".join(errors) or None,
+        }
+    )
 
 
 def merge_runs(out: Path, shards: list[Path]) -> int:
@@ -142,7 +162,9 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
         other = {k: v for k, v in config.items() if k != "shard"}
         if other != base:
             changed = sorted(k for k in set(base) | set(other) if base.get(k) != other.get(k))
-            raise RunStoreError(f"{shard}/run.json: differs from {shards[0]} in {', '.join(changed)}")
+            raise RunStoreError(
+                f"{shard}/run.json: differs from {shards[0]} in {', '.join(changed)}"
+            )
     target = RunStore(out)
     if target.config_path.exists():
         raise RunStoreError(f"{out}: already holds a run; merge into a new folder")
@@ -151,7 +173,9 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
         for row in iter_jsonl(RunStore(shard).programs_path):
             programs[str(row["id"])] = row
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(target.config_path, json.dumps({**base, "shard": None}, indent=2, sort_keys=True) + "\n")
+    atomic_write(
+        target.config_path, json.dumps({**base, "shard": None}, indent=2, sort_keys=True) + "\n"
+    )
     atomic_write(
         target.programs_path,
         "".join(json.dumps(programs[k], sort_keys=True) + "\n" for k in sorted(programs)),

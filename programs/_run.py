@@ -218,9 +218,14 @@ def write_summary(store: RunStore, results: list[ItemResult]) -> dict[str, Any]:
 def load_run_programs(store: RunStore) -> dict[str, Program]:
     """The programs a run folder was graded with."""
     try:
-        return {p.id: p for p in (Program.model_validate(row) for row in iter_jsonl(store.programs_path))}
+        return {
+            p.id: p
+            for p in (Program.model_validate(row) for row in iter_jsonl(store.programs_path))
+        }
     except (OSError, ValueError) as exc:
-        raise RunStoreError(f"{store.programs_path}: cannot read the run's programs: {exc}") from exc
+        raise RunStoreError(
+            f"{store.programs_path}: cannot read the run's programs: {exc}"
+        ) from exc
 
 
 def progress_printer(label: str) -> Callable[[int, int], None] | None:

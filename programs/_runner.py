@@ -22,8 +22,8 @@ from groundeval.programs.scoring import get_protocol
 from groundeval.state import (
     Decision,
     ItemResult,
-    Outcome,
     ItemUsage,
+    Outcome,
     Provenance,
     StateFile,
     Usage,
@@ -187,14 +187,24 @@ async def _ask(ctx: _ItemContext, questions: list[Question], kind: Kind) -> dict
         a = answers[q.id]
         if a.result is None:
             out[q.id] = Decision(
-                question_id=q.id, kind=kind, outcome="error", score=0.0, source="judge",
-                reason=a.error or "no answer", raw=a.raw,
-            )  # fmt: skip
+                question_id=q.id,
+                kind=kind,
+                outcome="error",
+                score=0.0,
+                source="judge",
+                reason=a.error or "no answer",
+                raw=a.raw,
+            )
         else:
             out[q.id] = Decision(
-                question_id=q.id, kind=kind, outcome="pass" if a.result else "fail",
-                score=1.0 if a.result else 0.0, source="judge", reason=a.reason, raw=a.raw,
-            )  # fmt: skip
+                question_id=q.id,
+                kind=kind,
+                outcome="pass" if a.result else "fail",
+                score=1.0 if a.result else 0.0,
+                source="judge",
+                reason=a.reason,
+                raw=a.raw,
+            )
     return out
 
 
@@ -208,21 +218,37 @@ async def _decide_grounded(ctx: _ItemContext, q: Question, kind: Kind) -> Decisi
     if state.status != "grounded":
         outcome: Outcome = "withheld" if state.status == "withheld" else "error"
         return Decision(
-            question_id=q.id, kind=kind, outcome=outcome, score=0.0, source="check",
-            reason=f"grounding {state.status}: {state.reason}", state_file=path,
-        )  # fmt: skip
+            question_id=q.id,
+            kind=kind,
+            outcome=outcome,
+            score=0.0,
+            source="check",
+            reason=f"grounding {state.status}: {state.reason}",
+            state_file=path,
+        )
     assert q.check is not None
     try:
         trace = run_check(q.check, state, extra_states=dict(ctx.states))
     except CheckError as exc:
         return Decision(
-            question_id=q.id, kind=kind, outcome="error", score=0.0, source="check",
-            reason=f"check failed to evaluate: {exc}", state_file=path,
-        )  # fmt: skip
+            question_id=q.id,
+            kind=kind,
+            outcome="error",
+            score=0.0,
+            source="check",
+            reason=f"check failed to evaluate: {exc}",
+            state_file=path,
+        )
     return Decision(
-        question_id=q.id, kind=kind, outcome="pass" if trace.score >= 1.0 else "fail",
-        score=trace.score, source="check", reason=trace.trace, check=trace, state_file=path,
-    )  # fmt: skip
+        question_id=q.id,
+        kind=kind,
+        outcome="pass" if trace.score >= 1.0 else "fail",
+        score=trace.score,
+        source="check",
+        reason=trace.trace,
+        check=trace,
+        state_file=path,
+    )
 
 
 async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:

@@ -62,22 +62,47 @@ def run(
     manifest: Annotated[
         Path | None, typer.Option(help="JSONL: {id, program?, images: [...], answer?}.")
     ] = None,
-    judge: Annotated[str, typer.Option(help="offline | gemini:<model> | openai:<model>@<url> | replay:<cassette>")] = "offline",
+    judge: Annotated[
+        str,
+        typer.Option(help="offline | gemini:<model> | openai:<model>@<url> | replay:<cassette>"),
+    ] = "offline",
     concurrency: Annotated[int, typer.Option(min=1, help="Items graded at once.")] = 8,
     resume: Annotated[bool, typer.Option(help="Keep finished items, redo errors.")] = False,
     shard: Annotated[str | None, typer.Option(help="i/n: grade one shard of the items.")] = None,
-    checks: Annotated[list[Path] | None, typer.Option(help="Python module with named checks.")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Judge-call cache (default: ~/.cache/groundeval/calls).")] = None,
-    no_cache: Annotated[bool, typer.Option(help="Do not read or write the judge-call cache.")] = False,
-    record: Annotated[Path | None, typer.Option(help="Write every judge call to this cassette.")] = None,
+    checks: Annotated[
+        list[Path] | None, typer.Option(help="Python module with named checks.")
+    ] = None,
+    cache_dir: Annotated[
+        Path | None, typer.Option(help="Judge-call cache (default: ~/.cache/groundeval/calls).")
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option(help="Do not read or write the judge-call cache.")
+    ] = False,
+    record: Annotated[
+        Path | None, typer.Option(help="Write every judge call to this cassette.")
+    ] = None,
     rpm: Annotated[float | None, typer.Option(help="Judge requests per minute.")] = None,
     tpm: Annotated[float | None, typer.Option(help="Judge tokens per minute.")] = None,
     judge_concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight.")] = 8,
-    prices: Annotated[Path | None, typer.Option(help="Price table (JSON/YAML) overriding the built-in one.")] = None,
-    judge_param: Annotated[list[str] | None, typer.Option(help="k=v judge option, e.g. temperature=0 (repeatable).")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="Price table (JSON/YAML) overriding the built-in one.")
+    ] = None,
+    judge_param: Annotated[
+        list[str] | None, typer.Option(help="k=v judge option, e.g. temperature=0 (repeatable).")
+    ] = None,
     executor: Annotated[str, typer.Option(help="local | ray (grade on a Ray cluster).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Ray cluster: auto or ray://head:10001 (default: join or start one here).")] = None,
-    items_per_task: Annotated[int, typer.Option(min=1, help="Ray: items one task grades at once (raise for judge-bound runs).")] = 1,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster: auto or ray://head:10001 (default: join or start one here)."
+        ),
+    ] = None,
+    items_per_task: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Ray: items one task grades at once (raise for judge-bound runs)."
+        ),
+    ] = 1,
 ) -> None:
     """Grade items into a run folder (resumable, shardable)."""
     from groundeval.grounding._command import parse_params
@@ -106,9 +131,13 @@ def run(
         shard_spec = Shard.parse(shard) if shard else None
         judge_options: dict[str, Any] = dict(
             cache_dir=None if no_cache else str(cache_dir or default_cache_dir()),
-            record=record, rpm=rpm, tpm=tpm, concurrency=judge_concurrency,
-            prices=str(prices) if prices else None, **parse_params(judge_param or []),
-        )  # fmt: skip
+            record=record,
+            rpm=rpm,
+            tpm=tpm,
+            concurrency=judge_concurrency,
+            prices=str(prices) if prices else None,
+            **parse_params(judge_param or []),
+        )
         backend = build_judge(judge, **judge_options)
         runner = _executor(executor, ray_address, judge, judge_options, checks, items_per_task)
         config: dict[str, Any] = {
@@ -119,11 +148,17 @@ def run(
         }
         report = asyncio.run(
             run_items(
-                items, judge=backend, out=out, config=config, concurrency=concurrency,
-                resume=resume, shard=shard_spec, progress=progress_printer("grading"),
+                items,
+                judge=backend,
+                out=out,
+                config=config,
+                concurrency=concurrency,
+                resume=resume,
+                shard=shard_spec,
+                progress=progress_printer("grading"),
                 executor=runner,
             )
-        )  # fmt: skip
+        )
     except ProgramFileError as exc:
         for issue in exc.issues:
             typer.echo(str(issue), err=True)
@@ -149,9 +184,11 @@ def _executor(
     from groundeval.programs._ray import JudgeRecipe, RayExecutor
 
     return RayExecutor(
-        ray_address, judge=JudgeRecipe(judge, judge_options), checks=checks or [],
+        ray_address,
+        judge=JudgeRecipe(judge, judge_options),
+        checks=checks or [],
         items_per_task=items_per_task,
-    )  # fmt: skip
+    )
 
 
 def default_cache_dir() -> Path:
@@ -178,7 +215,9 @@ def _print_run(summary: dict[str, Any], out: Path, graded: int, skipped: int) ->
 def rescore(
     run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
     overrides: Annotated[Path | None, typer.Option(help="Overrides JSONL from an audit.")] = None,
-    checks: Annotated[list[Path] | None, typer.Option(help="Python module with named checks.")] = None,
+    checks: Annotated[
+        list[Path] | None, typer.Option(help="Python module with named checks.")
+    ] = None,
 ) -> None:
     """Recompute every score from the run's files (zero judge calls); apply overrides."""
     from groundeval.programs._rescore import rescore_run
@@ -194,7 +233,10 @@ def rescore(
         f"applied {report.overridden} overrides"
     )
     if report.unknown_overrides:
-        typer.echo(f"warning: overrides for unknown decisions: {', '.join(report.unknown_overrides)}", err=True)
+        typer.echo(
+            f"warning: overrides for unknown decisions: {', '.join(report.unknown_overrides)}",
+            err=True,
+        )
         raise typer.Exit(1)
 
 

@@ -54,7 +54,9 @@ class Element(_Record):
         else:
             pts = self.points_px
             if pts is None or any(len(p) != 2 for p in pts):
-                raise ValueError(f"element {self.id}: a {self.kind} needs points_px as [x, y] pairs")
+                raise ValueError(
+                    f"element {self.id}: a {self.kind} needs points_px as [x, y] pairs"
+                )
             minimum = need[self.kind]
             exact = self.kind in ("line", "ray", "point")
             if (exact and len(pts) != minimum) or len(pts) < minimum:
@@ -196,8 +198,11 @@ class ItemResult(_Record):
 
 
 class ItemUsage(_Record):
-    """One line of usage.jsonl: what grading an item cost (kept apart so results are
-    deterministic: a cached or replayed run has other costs but the same grades)."""
+    """One line of usage.jsonl: what grading an item cost.
+
+    Kept apart from results so they are deterministic: a cached or replayed run
+    has other costs but the same grades.
+    """
 
     item_id: str
     usage: Usage = Field(default_factory=Usage)

@@ -191,7 +191,9 @@ class RunStore:
 
     def write_summary(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         """summary.json and summary.csv, atomically."""
-        atomic_write(self.root / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        atomic_write(
+            self.root / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n"
+        )
         buf = io.StringIO()
         columns = list(dict.fromkeys(k for row in rows for k in row))
         writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")

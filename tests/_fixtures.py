@@ -43,8 +43,12 @@ class AcceptAll:
     async def verify(self, request: VerifyRequest) -> Verification:
         reject = set(request.spec.params.get("reject", []))
         elements = [
-            e.model_copy(update={"verdict": "rejected" if e.id in reject else "accepted",
-                                 "reason": "test says no" if e.id in reject else "ok"})
+            e.model_copy(
+                update={
+                    "verdict": "rejected" if e.id in reject else "accepted",
+                    "reason": "test says no" if e.id in reject else "ok",
+                }
+            )
             for e in request.elements
         ]
         return Verification(elements)

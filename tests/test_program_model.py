@@ -19,7 +19,9 @@ EXAMPLE = REPO / "examples" / "dice.yaml"
 def test_yaml_json_jsonl_round_trip(tmp_path: Path) -> None:
     data = yaml.safe_load(EXAMPLE.read_text())
     (tmp_path / "p.json").write_text(json.dumps(data, indent=2))
-    (tmp_path / "p.jsonl").write_text(json.dumps(data) + "\n" + json.dumps({**data, "id": "b"}) + "\n")
+    (tmp_path / "p.jsonl").write_text(
+        json.dumps(data) + "\n" + json.dumps({**data, "id": "b"}) + "\n"
+    )
     from_yaml = load_programs(EXAMPLE)
     from_json = load_programs(tmp_path / "p.json")
     from_jsonl = load_programs(tmp_path / "p.jsonl")
@@ -46,8 +48,14 @@ def test_program_validates_against_checked_in_schema() -> None:
 
 BASE = {
     "id": "p1",
-    "hard": [{"id": "h1", "ask": "Five dice?", "ground": {"helper": "boxes", "proposer": "test.boxes"},
-              "check": "count(elements) == 5"}],
+    "hard": [
+        {
+            "id": "h1",
+            "ask": "Five dice?",
+            "ground": {"helper": "boxes", "proposer": "test.boxes"},
+            "check": "count(elements) == 5",
+        }
+    ],
 }
 
 
@@ -68,12 +76,24 @@ HOSTILE = {
     "huge string": (_with(check="len('a' * 10**9) > 1"), "check"),
     "deep nesting": (_with(check="(" * 200 + "1" + ")" * 200 + " == 1"), "check"),
     "unknown check": (_with(check={"name": "no_such_check", "args": {}}), "no_such_check"),
-    "duplicate ids": ({"id": "p1", "gates": [{"id": "h1", "ask": "x"}], "hard": [{"id": "h1", "ask": "y"}]},
-                      "duplicate question id"),
-    "cyclic requires": ({"id": "p1", "hard": [{"id": "a", "ask": "x", "requires": ["b"]},
-                                               {"id": "b", "ask": "y", "requires": ["a"]}]}, "cycle"),
-    "dangling requires": ({"id": "p1", "hard": [{"id": "a", "ask": "x", "requires": ["zz"]}]},
-                          "unknown question"),
+    "duplicate ids": (
+        {"id": "p1", "gates": [{"id": "h1", "ask": "x"}], "hard": [{"id": "h1", "ask": "y"}]},
+        "duplicate question id",
+    ),
+    "cyclic requires": (
+        {
+            "id": "p1",
+            "hard": [
+                {"id": "a", "ask": "x", "requires": ["b"]},
+                {"id": "b", "ask": "y", "requires": ["a"]},
+            ],
+        },
+        "cycle",
+    ),
+    "dangling requires": (
+        {"id": "p1", "hard": [{"id": "a", "ask": "x", "requires": ["zz"]}]},
+        "unknown question",
+    ),
     "dangling uses": (_with(ground=None, uses="nope"), "unknown question"),
     "weight zero": (_with(weight=0), "greater than 0"),
     "negative weight": (_with(weight=-1), "greater than 0"),

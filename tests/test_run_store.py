@@ -16,9 +16,9 @@ from groundeval.state._store import RunStore, safe_name
 
 from .conftest import REPO, write_image
 
-SLOW_MODULE = '''
+SLOW_MODULE = """
 import tests._fixtures  # registers test.boxes / test.accept
-'''
+"""
 
 
 def _suite(tmp_path: Path, n: int, sleep: float = 0.0) -> tuple[Path, Path]:
@@ -26,16 +26,29 @@ def _suite(tmp_path: Path, n: int, sleep: float = 0.0) -> tuple[Path, Path]:
     images = tmp_path / "images"
     lines = []
     for i in range(n):
-        boxes = [[5 + 10 * k, 5, 12 + 10 * k, 12, {"pips": (i + k) % 6 + 1}] for k in range(1 + i % 4)]
-        ground = {"helper": "boxes", "proposer": "test.boxes", "verifier": "test.accept",
-                  "params": {"boxes": boxes, "sleep": sleep}}
+        boxes = [
+            [5 + 10 * k, 5, 12 + 10 * k, 12, {"pips": (i + k) % 6 + 1}] for k in range(1 + i % 4)
+        ]
+        ground = {
+            "helper": "boxes",
+            "proposer": "test.boxes",
+            "verifier": "test.accept",
+            "params": {"boxes": boxes, "sleep": sleep},
+        }
         program = {
             "id": f"item-{i:03d}",
             "tags": {"axis": "quantity" if i % 2 else "spatial"},
-            "gates": [{"id": "g1", "ask": "Any die?", "ground": ground, "check": "count(elements) >= 1"}],
+            "gates": [
+                {"id": "g1", "ask": "Any die?", "ground": ground, "check": "count(elements) >= 1"}
+            ],
             "hard": [
                 {"id": "h1", "ask": "Two dice?", "ground": ground, "check": "count(elements) == 2"},
-                {"id": "h2", "ask": "Pips over 5?", "uses": "h1", "check": "sum(e.pips for e in elements) > 5"},
+                {
+                    "id": "h2",
+                    "ask": "Pips over 5?",
+                    "uses": "h1",
+                    "check": "sum(e.pips for e in elements) > 5",
+                },
             ],
         }
         lines.append(json.dumps(program))
@@ -51,8 +64,14 @@ def _run(*args: str) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from groundeval.programs.cli import main; main()", *args,
-            "--checks", str(REPO / "tests" / "_fixtures.py")]
+    return [
+        sys.executable,
+        "-c",
+        "from groundeval.programs.cli import main; main()",
+        *args,
+        "--checks",
+        str(REPO / "tests" / "_fixtures.py"),
+    ]
 
 
 def test_run_writes_the_run_folder(tmp_path: Path) -> None:
@@ -80,7 +99,9 @@ def test_resume_keeps_finished_items_and_redoes_errors(tmp_path: Path) -> None:
     store = RunStore(out)
     assert {r.item_id: r.status for r in store.results()}["item-002"] == "error"
     broken.write_bytes(good)
-    result = CliRunner().invoke(app, ["run", str(programs), "--images", str(images), "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["run", str(programs), "--images", str(images), "--out", str(out)]
+    )
     assert result.exit_code == 1 and "--resume" in result.output
     _run("run", str(programs), "--images", str(images), "--out", str(out), "--resume")
     assert all(r.status == "scored" for r in store.results())
@@ -91,11 +112,29 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     programs, images = _suite(tmp_path, 40, sleep=0.03)
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run(_cli("run", str(programs), "--images", str(images), "--out", str(whole),
-                        "--concurrency", "1"), check=True, env=env, capture_output=True)
-    proc = subprocess.Popen(_cli("run", str(programs), "--images", str(images), "--out", str(killed),
-                                 "--concurrency", "1"), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    subprocess.run(
+        _cli(
+            "run", str(programs), "--images", str(images), "--out", str(whole), "--concurrency", "1"
+        ),
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    proc = subprocess.Popen(
+        _cli(
+            "run",
+            str(programs),
+            "--images",
+            str(images),
+            "--out",
+            str(killed),
+            "--concurrency",
+            "1",
+        ),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     results = killed / "results.jsonl"
     while time.monotonic() < deadline:
@@ -107,8 +146,22 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     partial = len(results.read_text().splitlines())
     assert 10 <= partial < 40, partial
     assert not (killed / "summary.json").exists()
-    subprocess.run(_cli("run", str(programs), "--images", str(images), "--out", str(killed),
-                        "--concurrency", "1", "--resume"), check=True, env=env, capture_output=True)
+    subprocess.run(
+        _cli(
+            "run",
+            str(programs),
+            "--images",
+            str(images),
+            "--out",
+            str(killed),
+            "--concurrency",
+            "1",
+            "--resume",
+        ),
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     assert (killed / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
     assert (killed / "summary.json").read_text() == (whole / "summary.json").read_text()
 
@@ -132,7 +185,9 @@ def test_shards_merge_into_the_unsharded_run(tmp_path: Path) -> None:
     shards = []
     for i in range(3):
         shard = tmp_path / f"shard{i}"
-        _run("run", str(programs), "--images", str(images), "--out", str(shard), "--shard", f"{i}/3")
+        _run(
+            "run", str(programs), "--images", str(images), "--out", str(shard), "--shard", f"{i}/3"
+        )
         shards.append(str(shard))
     sizes = [len((Path(s) / "results.jsonl").read_text().splitlines()) for s in shards]
     assert sum(sizes) == 12 and all(sizes)
@@ -153,13 +208,25 @@ def test_rescore_is_byte_identical_and_applies_overrides(tmp_path: Path) -> None
     assert (out / "results.jsonl").read_bytes() == before
     assert (out / "summary.json").read_bytes() == summary
     overrides = tmp_path / "audit.jsonl"
-    overrides.write_text(json.dumps({"item": "item-000", "question": "h1", "outcome": "pass",
-                                     "note": "the fifth die is half hidden", "author": "ana"}) + "\n")
+    overrides.write_text(
+        json.dumps(
+            {
+                "item": "item-000",
+                "question": "h1",
+                "outcome": "pass",
+                "note": "the fifth die is half hidden",
+                "author": "ana",
+            }
+        )
+        + "\n"
+    )
     _run("rescore", str(out), "--overrides", str(overrides))
     item = next(r for r in RunStore(out).results() if r.item_id == "item-000")
     h1 = next(d for d in item.decisions if d.question_id == "h1")
     assert h1.source == "human" and h1.outcome == "pass" and h1.author == "ana"
-    assert h1.original is not None and h1.original.outcome == "fail" and h1.original.source == "check"
+    assert (
+        h1.original is not None and h1.original.outcome == "fail" and h1.original.source == "check"
+    )
     assert item.scores["strict"] == 0.0 + 0.5  # h1 now passes, h2 (1 pip) still fails
 
 
@@ -171,6 +238,17 @@ def test_ids_never_become_paths_unescaped() -> None:
 @pytest.mark.parametrize("shard", ["3/3", "x", "1/0"])
 def test_bad_shard_spec(tmp_path: Path, shard: str) -> None:
     programs, images = _suite(tmp_path, 1)
-    result = CliRunner().invoke(app, ["run", str(programs), "--images", str(images),
-                                      "--out", str(tmp_path / "r"), "--shard", shard])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(programs),
+            "--images",
+            str(images),
+            "--out",
+            str(tmp_path / "r"),
+            "--shard",
+            shard,
+        ],
+    )
     assert result.exit_code == 1 and "--shard" in result.output

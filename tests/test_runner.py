@@ -58,7 +58,12 @@ def test_dependency_waves_batch_direct_questions(tmp_path: Path) -> None:
     image = write_image(tmp_path / "a.png")
     judge = ScriptedJudge(dict.fromkeys(["g1", "g2", "h1", "h2", "h3", "h4"], True))
     result, _ = _grade(_program(), judge, [image])
-    assert [[q.id for q in c.questions] for c in judge.calls] == [["g1", "g2"], ["h1", "h4"], ["h2"], ["h3"]]
+    assert [[q.id for q in c.questions] for c in judge.calls] == [
+        ["g1", "g2"],
+        ["h1", "h4"],
+        ["h2"],
+        ["h3"],
+    ]
     assert result.status == "scored" and result.scores["strict"] == 1.0
     assert judge.calls[0].images[0].data == image.read_bytes()
 
@@ -76,21 +81,55 @@ def test_missing_answer_is_asked_again_then_recorded_as_error(tmp_path: Path) ->
 
 def test_grounded_questions_use_state_and_checks(tmp_path: Path) -> None:
     image = write_image(tmp_path / "a.png", 100, 80)
-    boxes = [[10, 10, 20, 20, {"pips": 3}], [30, 10, 40, 20, {"pips": 6}], [50, 10, 60, 20, {"pips": 1}]]
-    program = Program.model_validate({
-        "id": "p1",
-        "gates": [{"id": "g1", "ask": "Any die?", "check": "count(elements) >= 1",
-                   "ground": {"helper": "boxes", "proposer": "test.boxes", "verifier": "test.accept",
-                              "params": {"boxes": boxes}}}],
-        "hard": [
-            {"id": "h1", "ask": "Three dice?", "check": "count(elements) == 3",
-             "ground": {"helper": "boxes", "proposer": "test.boxes", "verifier": "test.accept",
-                        "params": {"boxes": boxes}}},
-            {"id": "h2", "ask": "Pips add to 10?", "uses": "h1", "weight": 2,
-             "check": "sum(e.pips for e in elements) == 10"},
-            {"id": "h3", "ask": "Pips add to 11?", "uses": "h1", "check": "sum(e.pips for e in elements) == 11"},
-        ],
-    })
+    boxes = [
+        [10, 10, 20, 20, {"pips": 3}],
+        [30, 10, 40, 20, {"pips": 6}],
+        [50, 10, 60, 20, {"pips": 1}],
+    ]
+    program = Program.model_validate(
+        {
+            "id": "p1",
+            "gates": [
+                {
+                    "id": "g1",
+                    "ask": "Any die?",
+                    "check": "count(elements) >= 1",
+                    "ground": {
+                        "helper": "boxes",
+                        "proposer": "test.boxes",
+                        "verifier": "test.accept",
+                        "params": {"boxes": boxes},
+                    },
+                }
+            ],
+            "hard": [
+                {
+                    "id": "h1",
+                    "ask": "Three dice?",
+                    "check": "count(elements) == 3",
+                    "ground": {
+                        "helper": "boxes",
+                        "proposer": "test.boxes",
+                        "verifier": "test.accept",
+                        "params": {"boxes": boxes},
+                    },
+                },
+                {
+                    "id": "h2",
+                    "ask": "Pips add to 10?",
+                    "uses": "h1",
+                    "weight": 2,
+                    "check": "sum(e.pips for e in elements) == 10",
+                },
+                {
+                    "id": "h3",
+                    "ask": "Pips add to 11?",
+                    "uses": "h1",
+                    "check": "sum(e.pips for e in elements) == 11",
+                },
+            ],
+        }
+    )
     judge = ScriptedJudge({})
     result, _ = _grade(program, judge, [image])
     assert judge.calls == []  # everything decided by checks
@@ -102,12 +141,25 @@ def test_grounded_questions_use_state_and_checks(tmp_path: Path) -> None:
 
 def test_withheld_when_budget_spent(tmp_path: Path) -> None:
     image = write_image(tmp_path / "a.png", 100, 80)
-    program = Program.model_validate({
-        "id": "p1",
-        "hard": [{"id": "h1", "ask": "One die?", "check": "count(elements) == 1",
-                  "ground": {"helper": "boxes", "proposer": "test.boxes", "verifier": "test.accept",
-                             "budget": 2, "params": {"boxes": [[1, 1, 9, 9]], "reject": [1]}}}],
-    })
+    program = Program.model_validate(
+        {
+            "id": "p1",
+            "hard": [
+                {
+                    "id": "h1",
+                    "ask": "One die?",
+                    "check": "count(elements) == 1",
+                    "ground": {
+                        "helper": "boxes",
+                        "proposer": "test.boxes",
+                        "verifier": "test.accept",
+                        "budget": 2,
+                        "params": {"boxes": [[1, 1, 9, 9]], "reject": [1]},
+                    },
+                }
+            ],
+        }
+    )
     result, _ = _grade(program, ScriptedJudge({}), [image])
     assert result.status == "withheld"
     assert result.decisions[0].outcome == "withheld"
@@ -118,7 +170,9 @@ def test_offline_judge_says_which_questions_need_a_model(tmp_path: Path) -> None
     from groundeval.judges import make_judge
 
     image = write_image(tmp_path / "a.png")
-    result, _ = asyncio.run(grade_item(ItemInput("i", _program(), [image]), judge=make_judge("offline")))
+    result, _ = asyncio.run(
+        grade_item(ItemInput("i", _program(), [image]), judge=make_judge("offline"))
+    )
     assert result.status == "error"
     assert all(d.outcome == "error" for d in result.decisions)
     assert "g1, g2 need a model judge" in result.decisions[0].reason
