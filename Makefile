@@ -38,9 +38,11 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -q
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 
-## Install the dev extras and run the whole test suite (lint included).
+## Install the dev extras and run the whole test suite (ruff and mypy included).
 test: $(VENV)/.dev $(VENV)/.yolo $(CHROMIUM)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/pytest -q
 
 lint: $(VENV)/.dev

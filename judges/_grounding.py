@@ -196,7 +196,11 @@ def parse_proposal(
             label = item.get("label")
             if isinstance(label, str) and label:
                 values.setdefault("label", label[:200])
-            elements.append(Element(id=len(elements) + 1, kind=kind, fields=values, **geometry))
+            elements.append(
+                Element.model_validate(
+                    {"id": len(elements) + 1, "kind": kind, "fields": values, **geometry}
+                )
+            )
         except ValueError as exc:
             problems.append(f"element {number}: {exc}".splitlines()[0][:300])
     return elements, problems

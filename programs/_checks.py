@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundeval.programs._expressions import StatesView, evaluate_expression, parse_expression
+from groundeval.programs._expr_static import parse_expression
+from groundeval.programs._expressions import StatesView, evaluate_expression
 from groundeval.programs._model import NamedCheck
 from groundeval.programs._views import CheckError, ElementView, views_of
 from groundeval.state import CheckTrace, StateFile

@@ -74,6 +74,9 @@ class ElementView:
     """Read-only view of one element: its fields by attribute plus its geometry."""
 
     __slots__ = ("_element", "_geometry", "_values")
+    _element: Element
+    _geometry: Geometry | None
+    _values: dict[str, Any]
 
     def __init__(self, element: Element) -> None:
         values = {k: v for k, v in element.fields.items() if k not in GEOMETRY_NAMES}
@@ -90,20 +93,19 @@ class ElementView:
     @property
     def geometry(self) -> Geometry:
         """The element's shape (Box, Polygon, Line, Ray or Point), built on first use."""
-        if self._geometry is None:
-            try:
-                geometry = geometry_of(self._element)
-            except ValueError as exc:
-                raise CheckError(str(exc)) from exc
-            x1, y1, x2, y2 = bounds_xyxy(geometry)
-            cx, cy = geometry.centre
-            self._values.update(
-                x1=x1, y1=y1, x2=x2, y2=y2, cx=cx, cy=cy, w=x2 - x1, h=y2 - y1,
-                area=float(geometry.to_shapely().area),
-                id=self._element.id, kind=self._element.kind,
-            )  # fmt: skip
-            object.__setattr__(self, "_geometry", geometry)
-        return self._geometry
+        if self._geometry is not None:
+            return self._geometry
+        try:
+            geometry = geometry_of(self._element)
+        except ValueError as exc:
+            raise CheckError(str(exc)) from exc
+        x1, y1, x2, y2 = bounds_xyxy(geometry)
+        cx, cy = geometry.centre
+        area = float(geometry.to_shapely().area)
+        self._values.update(x1=x1, y1=y1, x2=x2, y2=y2, cx=cx, cy=cy, area=area)
+        self._values.update(w=x2 - x1, h=y2 - y1, id=self._element.id, kind=self._element.kind)
+        object.__setattr__(self, "_geometry", geometry)
+        return geometry
 
     @property
     def names(self) -> list[str]:

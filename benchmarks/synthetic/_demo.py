@@ -33,9 +33,8 @@ def accuracy_vs_truth(
             expected = truth.get(f"{result.item_id}/{d.question_id}")
             if expected is None or d.source == "skipped":
                 continue
-            if d.outcome in ("withheld", "error"):
-                bucket = d.outcome
-            else:
+            bucket: str = d.outcome
+            if d.outcome in ("pass", "fail"):
                 bucket = "right" if d.outcome == expected else "wrong"
             counts[group][bucket] += 1
     table: dict[str, dict[str, Any]] = {}

@@ -82,7 +82,7 @@ class YoloDiceProposer(YoloProposer):
                 fields["detector_xyxy_px"] = element.xyxy_px
             if problem:
                 fields["problem"] = problem
-            if any(_iou(tuple(xyxy), tuple(f.xyxy_px or [])) > 0.5 for f in found):
+            if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.5 for f in found if f.xyxy_px):
                 continue  # a second box on a face already read
             if face is None and _duplicate_or_bare(image_bgr, xyxy, found, params):
                 continue
@@ -176,3 +176,8 @@ def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 def _rect(contour: np.ndarray) -> tuple[float, float, float, float]:
     x, y, bw, bh = cv2.boundingRect(contour)
     return float(x), float(y), float(x + bw), float(y + bh)
+
+
+def _xyxy(values: list[float]) -> tuple[float, float, float, float]:
+    x1, y1, x2, y2 = values
+    return (x1, y1, x2, y2)
