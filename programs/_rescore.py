@@ -96,7 +96,7 @@ def rescore_run(run: Path, overrides: Path | None = None) -> RescoreReport:
                 overridden += 1
             decisions.append(d)
         results.append(_rescored(program, result, decisions))
-    store.finalize(results)
+    store.finalize(results, usage=False)  # rescoring changes grades, never costs
     write_summary(store, results)
     unknown = sorted(f"{i}/{q}" for i, q in set(rows) - used)
     return RescoreReport(len(results), rechecked, overridden, unknown)

@@ -41,6 +41,9 @@ GEOMETRY_NAMES: tuple[str, ...] = (
 """Names every element view has, whatever its fields; they win over a field of the same name."""
 
 
+_GEOMETRY_SET = frozenset(GEOMETRY_NAMES)
+
+
 def normalize_text(text: str) -> str:
     """Normalise text for comparison, in this order.
 
@@ -79,7 +82,7 @@ class ElementView:
     _values: dict[str, Any]
 
     def __init__(self, element: Element) -> None:
-        values = {k: v for k, v in element.fields.items() if k not in GEOMETRY_NAMES}
+        values = {k: v for k, v in element.fields.items() if k not in _GEOMETRY_SET}
         values.update(id=element.id, kind=element.kind)
         object.__setattr__(self, "_element", element)
         object.__setattr__(self, "_geometry", None)

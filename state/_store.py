@@ -181,12 +181,15 @@ class RunStore:
         """Items that need no more work on resume (errors are retried)."""
         return {r.item_id for r in self.results() if r.status != "error"}
 
-    def finalize(self, results: list[ItemResult] | None = None) -> list[ItemResult]:
-        """Rewrite results and usage deduplicated and sorted by item id (atomically)."""
+    def finalize(
+        self, results: list[ItemResult] | None = None, *, usage: bool = True
+    ) -> list[ItemResult]:
+        """Rewrite results (and usage) deduplicated and sorted by item id, atomically."""
         final = sorted(results if results is not None else self.results(), key=lambda r: r.item_id)
         atomic_write(self.results_path, "".join(record_line(r) for r in final))
-        usage = sorted(self.usages(), key=lambda u: u.item_id)
-        atomic_write(self.usage_path, "".join(record_line(u) for u in usage))
+        if usage:
+            usages = sorted(self.usages(), key=lambda u: u.item_id)
+            atomic_write(self.usage_path, "".join(record_line(u) for u in usages))
         return final
 
     def write_summary(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from groundeval.benchmarks.synthetic import generate
+from groundeval.programs.cli import app
+
+from .conftest import REPO
+
+
+def test_quickstart_grades_the_example_program(tmp_path: Path, capsys) -> None:
+    module = runpy.run_path(str(REPO / "examples" / "quickstart.py"))
+    out = module["main"](tmp_path)
+    truth, result = out["truth"], out["result"]
+    by_id = {d.question_id: d for d in result.decisions}
+    assert by_id["g1"].outcome == "pass"
+    assert by_id["h1"].outcome == "pass"  # five dice, as the program asks
+    assert by_id["h2"].outcome == ("pass" if truth["pip_sum"] == 17 else "fail")
+    assert "pips" in capsys.readouterr().out
+
+
+def test_user_checks_module_is_loaded_only_when_named(tmp_path: Path) -> None:
+    scene = generate("dice", "clean", 3)
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "p.png"), scene.image_bgr)
+    program = {
+        "id": "p",
+        "hard": [
+            {
+                "id": "h1",
+                "ask": "Do all dice show different pips?",
+                "ground": {"helper": "boxes", "target": "each die", "proposer": "opencv.dice"},
+                "check": {"name": "pips_all_different"},
+            }
+        ],
+    }
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(program))
+    runner = CliRunner()
+    without = runner.invoke(app, ["validate", str(path)])
+    assert without.exit_code == 1 and "pips_all_different" in without.output
+    args = ["run", str(path), "--images", str(tmp_path), "--out", str(tmp_path / "run")]
+    result = runner.invoke(app, [*args, "--checks", str(REPO / "examples" / "mychecks.py")])
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "run" / "results.jsonl").read_text())
+    pips = [d["pips"] for d in scene.truth["dice"]]
+    expected = "pass" if len(set(pips)) == len(pips) else "fail"
+    assert record["decisions"][0]["outcome"] == expected
