@@ -1,4 +1,7 @@
-"""A user's Python checks, loaded only when named: `groundeval run ... --checks examples/mychecks.py`."""
+"""A user's Python checks, loaded only when named.
+
+groundeval run ... --checks examples/mychecks.py
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from groundeval.programs import register_check
 
 
 @register_check("pips_all_different")
-def pips_all_different(elements: list[Any], state: Any, *, field: str = "pips") -> tuple[float, str]:
+def pips_all_different(
+    elements: list[Any], state: Any, *, field: str = "pips"
+) -> tuple[float, str]:
     """Every die shows a different number of pips."""
     values = [e.value(field) for e in elements]
     ok = len(set(values)) == len(values)
