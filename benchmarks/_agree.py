@@ -11,7 +11,7 @@ import csv
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean, variance
@@ -20,7 +20,7 @@ from typing import Any
 from scipy import stats
 
 from groundeval.state import ItemResult
-from groundeval.state._store import RunStore
+from groundeval.state._store import RunStore, iter_jsonl
 
 SCORE_KEYS: tuple[str, ...] = ("score", "all", "relaxed", "strict")
 """Item score used when none is named: the first of these a result has."""
@@ -203,21 +203,8 @@ def load_labels(path: Path, score_key: str | None = None) -> Labels:
     return labels
 
 
-def _jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise AgreeInputError(f"{path}: cannot read: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AgreeInputError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise AgreeInputError(f"{path}:{number}: expected a JSON object")
-        yield row
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    return (row for _, row in iter_jsonl(path, AgreeInputError))
 
 
 def _number(value: Any, where: str) -> float:

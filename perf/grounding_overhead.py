@@ -35,8 +35,14 @@ from groundeval.state import Provenance
 HELPERS = {"opencv.lines": "line", "opencv.color_region": "boundary", "ocr": "text"}
 """Helper kind per proposer (anything else grounds boxes)."""
 SCENES = {"ocr": "bars", "opencv.lines": "compass", "opencv.color_region": "sun",
-          "opencv.dice": "dice"}  # fmt: skip
+          "opencv.dice": "dice", "yolo.dice": "dice"}  # fmt: skip
 """Synthetic scene per proposer (anything else uses coins)."""
+ROWS: list[tuple[str, str, dict[str, Any]]] = [
+    ("yolo.dice (.onnx)", "yolo.dice", {}),
+    ("yolo.dice (.pt)", "yolo.dice", {"weights": "dice_yolov8n.pt"}),
+]
+"""Learned proposers need weights: one row per weights file (.pt needs the yolo extra)."""
+NEEDS_WEIGHTS = {"yolo", "yolo.dice", "yoloworld", "sam", "fastsam"}
 
 
 def builtin_image(scene: str, size_wh: tuple[int, int], seed: int = 0) -> np.ndarray:
@@ -72,10 +78,13 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def measure(proposer: str, image_bgr: np.ndarray, runs: int) -> dict[str, Any]:
+def measure(
+    proposer: str, image_bgr: np.ndarray, runs: int, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Time the baseline and one grounded question ``runs`` times each."""
     png = encode_png(image_bgr)
-    spec = GroundSpec(helper=HELPERS.get(proposer, "boxes"), proposer=proposer, budget=1)  # type: ignore[arg-type]
+    helper = HELPERS.get(proposer, "boxes")
+    spec = GroundSpec(helper=helper, proposer=proposer, budget=1, params=params or {})  # type: ignore[arg-type]
     part = decode_image(png, Path("perf.png")).part
     baseline, grounded, propose, draw = [], [], [], []
     loop = asyncio.new_event_loop()
@@ -133,17 +142,21 @@ def main() -> None:
     parser.add_argument("--size", default="640x480", help="built-in image size WxH")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.lower().split("x"))
-    names = [n for n in proposer_names() if n != "judge" and not n.startswith("test.")]
+    names = [
+        (n, n, {})
+        for n in proposer_names()
+        if n != "judge" and n not in NEEDS_WEIGHTS and not n.startswith("test.")
+    ]
     header = (f"{'proposer':<22}{'image':<20}{'size':>10}{'base ms':>9}{'ground ms':>11}"
               f"{'propose':>9}{'draw+png':>10}{'ratio':>7}  status")  # fmt: skip
     print(f"median of {args.runs} runs; ratio = grounded question / (decode + encode one PNG)")
     print(header)
     print("-" * len(header))
-    for name in names:
-        image, source = scene_image(name, (size[0], size[1]))
+    for name, proposer, params in [*names, *ROWS]:
+        image, source = scene_image(proposer, (size[0], size[1]))
         h, w = image.shape[:2]
         try:
-            row = measure(name, image, args.runs)
+            row = measure(proposer, image, args.runs, params)
         except Exception as exc:  # a broken proposer is a row, not the end of the table
             print(f"{name:<22}{source:<20}{w:>5}x{h:<4} failed: {type(exc).__name__}: {exc}")
             continue

@@ -6,6 +6,10 @@ offline verifier), runs the program's check and compares the outcome with the
 truth. Prints the share of decisions right, wrong and withheld (errors apart).
 
     .venv/bin/python perf/synthetic_accuracy.py --n 200
+    .venv/bin/python perf/synthetic_accuracy.py --scenes dice --swap opencv.dice=yolo.dice
+
+``--swap OLD=NEW`` grades with proposer NEW wherever a program names OLD (e.g. the
+learned ``yolo.dice`` against the classical ``opencv.dice``).
 """
 
 from __future__ import annotations
@@ -18,14 +22,7 @@ import time
 
 from groundeval.benchmarks.synthetic import DIFFICULTIES, SCENES, encode_png, generate
 from groundeval.grounding._loop import run_grounding
-from groundeval.grounding.proposers import (  # noqa: F401  (registers the CV proposers)
-    ocr,
-    opencv_circles,
-    opencv_color,
-    opencv_contours,
-    opencv_dice,
-    opencv_lines,
-)
+from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
 from groundeval.judges._protocol import ImagePart
 from groundeval.programs._checks import CheckError, run_check
 from groundeval.state import Provenance, StateFile
@@ -33,7 +30,9 @@ from groundeval.state import Provenance, StateFile
 PROVENANCE = Provenance(toolkit_version="perf")
 
 
-async def grade(scene: str, difficulty: str, seed: int) -> list[tuple[str, str, str]]:
+async def grade(
+    scene: str, difficulty: str, seed: int, swap: dict[str, str]
+) -> list[tuple[str, str, str]]:
     """(question key, outcome, truth) for every question of one generated item."""
     s = generate(scene, difficulty, seed)
     h, w = s.image_bgr.shape[:2]
@@ -42,12 +41,14 @@ async def grade(scene: str, difficulty: str, seed: int) -> list[tuple[str, str, 
     for program in s.programs:
         states: dict[str, StateFile] = {}
         for q in program.questions:
-            source = q.grounding_source
+            source = program.state_source(q)
             if source is None:
                 continue
             if source not in states:
                 spec = program.question(source).ground
                 assert spec is not None
+                if spec.proposer in swap:
+                    spec = spec.model_copy(update={"proposer": swap[spec.proposer], "params": {}})
                 states[source] = await run_grounding(
                     image_bgr=s.image_bgr,
                     image=image,
@@ -84,7 +85,11 @@ async def main() -> None:
     parser.add_argument("--difficulties", default=",".join(DIFFICULTIES))
     parser.add_argument("--json", action="store_true", help="print the table as JSON too")
     parser.add_argument("--show-wrong", action="store_true", help="list every wrong decision")
+    parser.add_argument("--swap", action="append", default=[], help="OLD=NEW proposer")
     args = parser.parse_args()
+    swap = dict(pair.split("=", 1) for pair in args.swap)
+    if swap:
+        print("proposers swapped: " + ", ".join(f"{a} -> {b}" for a, b in swap.items()))
     table: dict[tuple[str, str], collections.Counter[str]] = {}
     wrong: list[str] = []
     started = time.perf_counter()
@@ -97,7 +102,7 @@ async def main() -> None:
         for level in args.difficulties.split(","):
             counts: collections.Counter[str] = collections.Counter()
             for seed in range(args.seed, args.seed + args.n):
-                for key, outcome, truth in await grade(scene, level, seed):
+                for key, outcome, truth in await grade(scene, level, seed, swap):
                     verdict = judge_row(outcome, truth)
                     counts[verdict] += 1
                     if verdict == "wrong":

@@ -33,7 +33,7 @@ class OverrideRow(BaseModel):
 def load_overrides(path: Path) -> dict[tuple[str, str], OverrideRow]:
     """Read an overrides file; later lines win."""
     rows: dict[tuple[str, str], OverrideRow] = {}
-    for number, raw in enumerate(iter_jsonl(path), start=1):
+    for number, raw in iter_jsonl(path):
         try:
             row = OverrideRow.model_validate(raw)
         except ValidationError as exc:
@@ -170,7 +170,7 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
         raise RunStoreError(f"{out}: already holds a run; merge into a new folder")
     programs: dict[str, dict[str, object]] = {}
     for shard in shards:
-        for row in iter_jsonl(RunStore(shard).programs_path):
+        for _, row in iter_jsonl(RunStore(shard).programs_path):
             programs[str(row["id"])] = row
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(

@@ -72,7 +72,7 @@ def items_from_manifest(programs: list[Program], manifest: Path) -> list[ItemInp
     by_id = {p.id: p for p in programs}
     items: list[ItemInput] = []
     seen: set[str] = set()
-    for number, row in enumerate(iter_jsonl(manifest), start=1):
+    for number, row in iter_jsonl(manifest, ItemsError):
         where = f"{manifest}:{number}"
         try:
             item_id = check_id(str(row["id"]), "item id")
@@ -220,7 +220,7 @@ def load_run_programs(store: RunStore) -> dict[str, Program]:
     try:
         return {
             p.id: p
-            for p in (Program.model_validate(row) for row in iter_jsonl(store.programs_path))
+            for p in (Program.model_validate(row) for _, row in iter_jsonl(store.programs_path))
         }
     except (OSError, ValueError) as exc:
         raise RunStoreError(

@@ -7,6 +7,7 @@ a question whose ``requires`` did not pass is never asked. Errors stay errors.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,7 @@ async def grade_item(
         status="error",
     )
     try:
-        images = [load_image(p) for p in item.images]
+        images = await asyncio.to_thread(lambda: [load_image(p) for p in item.images])
     except ImageError as exc:
         result = base.model_copy(update={"error": str(exc)})
         return result, ItemUsage(item_id=item.item_id, seconds=time.perf_counter() - started)

@@ -22,7 +22,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -238,16 +238,21 @@ def shard_of(item_id: str, count: int) -> int:
     return int(hashlib.sha256(item_id.encode()).hexdigest(), 16) % count
 
 
-def iter_jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    """Plain JSON objects from a JSONL file, with the line number in errors."""
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunStoreError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-            if not isinstance(value, dict):
-                raise RunStoreError(f"{path}:{number}: expected a JSON object")
-            yield value
+def iter_jsonl(
+    path: Path, error: type[Exception] = RunStoreError
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` from a JSONL file; problems raise ``error`` naming file:line."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(value, dict):
+            raise error(f"{path}:{number}: expected a JSON object")
+        yield number, value

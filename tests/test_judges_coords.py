@@ -122,8 +122,8 @@ coord = st.floats(0, 1000, allow_nan=False)
 @settings(max_examples=300, deadline=None)
 @given(a=coord, b=coord, c=coord, d=coord, w=st.integers(8, 4000), h=st.integers(8, 4000))
 def test_gemini_conversion_matches_supervision(a, b, c, d, w, h) -> None:
-    if math.isclose(a, c) or math.isclose(b, d):
-        return
+    if math.isclose(a, c, abs_tol=1e-6) or math.isclose(b, d, abs_tol=1e-6):
+        return  # no area once scaled to pixels: an error by design, tested elsewhere
     ours = box_to_xyxy_px([a, b, c, d], "box_2d_1000", (w, h))
     reply = json.dumps([{"box_2d": [min(a, c), min(b, d), max(a, c), max(b, d)], "label": "x"}])
     theirs = sv.Detections.from_vlm(sv.VLM.GOOGLE_GEMINI_2_5, reply, resolution_wh=(w, h))

@@ -7,12 +7,12 @@ same stem, so ``groundeval run --images DIR`` finds it. Question ids are the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from groundeval.programs._model import Program, Question
+from groundeval.state._store import iter_jsonl
 
 QUESTIONS_PER_ITEM = 20
 
@@ -70,19 +70,7 @@ def image_stem(row: dict[str, Any]) -> str:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """Raw JSON rows with their line numbers checked."""
     rows = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise BizGenEvalDataError(f"{path}: cannot read: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BizGenEvalDataError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise BizGenEvalDataError(f"{path}:{number}: expected a JSON object")
+    for number, row in iter_jsonl(Path(path), BizGenEvalDataError):
         _check_row(row, f"{path}:{number}")
         rows.append(row)
     return rows

@@ -63,7 +63,7 @@ def run_demo(out: Path, *, per_scene: int = 4, seed: int = 0) -> dict[str, Any]:
     truth: dict[str, str] = {}
     difficulty: dict[str, str] = {}
     scene: dict[str, str] = {}
-    for row in iter_jsonl(inputs / "truth.jsonl"):
+    for _, row in iter_jsonl(inputs / "truth.jsonl"):
         truth.update(row["answers"])
         difficulty[row["id"]] = row["difficulty"]
         scene[row["id"]] = f"{row['scene']}/{row['difficulty']}"

@@ -15,6 +15,7 @@ from typing import Any
 from groundeval.programs._model import Program, Question, check_id
 from groundeval.programs._run import items_from_manifest
 from groundeval.programs._runner import ItemInput
+from groundeval.state._store import iter_jsonl
 
 INSTRUCTIONS = (
     "You are checking an answer to the prompt below against rubric criteria. The answer "
@@ -43,22 +44,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             return rows
         except Exception as exc:  # pyarrow raises several types for bad files
             raise UEvalDataError(f"{path}: cannot read parquet: {exc}") from exc
-    rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UEvalDataError(f"{path}: cannot read: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UEvalDataError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise UEvalDataError(f"{path}:{number}: expected a JSON object")
-        rows.append(row)
-    return rows
+    return [row for _, row in iter_jsonl(path, UEvalDataError)]
 
 
 def _criteria(row: dict[str, Any], key: str, where: str) -> list[tuple[str, list[str]]]:
