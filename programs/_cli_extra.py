@@ -72,6 +72,22 @@ def demo(
     """Grade synthetic dice, coins, bars, compass and sun scenes offline, end to end."""
     from groundeval.benchmarks.synthetic._demo import run_demo
 
-    summary = run_demo(out, per_scene=per_scene, seed=seed)
-    typer.echo(json.dumps(summary.get("accuracy_vs_truth", summary), indent=2))
-    typer.echo(f"run folder: {out}  (report: {out}/report/index.html)")
+    try:
+        summary = run_demo(out, per_scene=per_scene, seed=seed)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    status = summary["status"]
+    typer.echo(
+        f"graded {summary['items']} synthetic items offline: {status['scored']} scored, "
+        f"{status['withheld']} withheld, {status['error']} error"
+    )
+    typer.echo("decisions against the exact truth (shares):")
+    typer.echo(f"{'difficulty':<12}{'right':>8}{'wrong':>8}{'withheld':>10}{'error':>8}{'n':>6}")
+    for level, row in summary["accuracy_vs_truth"].items():
+        cells = "".join(
+            f"{row[k]:>{w}.1%}"
+            for k, w in (("right", 8), ("wrong", 8), ("withheld", 10), ("error", 8))
+        )
+        typer.echo(f"{level:<12}{cells}{row['decisions']:>6}")
+    typer.echo(f"run folder: {out}  report: {out / 'report' / 'index.html'}")

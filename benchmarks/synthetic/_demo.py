@@ -38,7 +38,8 @@ def accuracy_vs_truth(
                 bucket = "right" if d.outcome == expected else "wrong"
             counts[group][bucket] += 1
     table: dict[str, dict[str, Any]] = {}
-    for group in sorted(counts):
+    order = {level: i for i, level in enumerate(DIFFICULTIES)}
+    for group in sorted(counts, key=lambda g: (order.get(g, len(order)), g)):
         total = sum(counts[group].values())
         table[group] = {
             **{b: round(n / total, 4) for b, n in counts[group].items()},
