@@ -50,6 +50,7 @@ from groundeval.grounding._protocol import (
     register_verifier,
     verifier_names,
 )
+from groundeval.grounding.proposers._cv import CVProposer
 
 __all__ = [
     "OKABE_ITO",
@@ -57,6 +58,7 @@ __all__ = [
     # geometry
     "XY",
     "Box",
+    "CVProposer",
     "Feedback",
     "Geometry",
     "GroundingTarget",

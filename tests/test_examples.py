@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import runpy
 from pathlib import Path
+from typing import Any, ClassVar
 
 from typer.testing import CliRunner
 
@@ -51,3 +52,45 @@ def test_user_checks_module_is_loaded_only_when_named(tmp_path: Path) -> None:
     pips = [d["pips"] for d in scene.truth["dice"]]
     expected = "pass" if len(set(pips)) == len(pips) else "fail"
     assert record["decisions"][0]["outcome"] == expected
+
+
+def test_readme_proposer_recipe_works_through_the_ground_command(tmp_path: Path) -> None:
+    """The README's "A proposer" recipe: subclass CVProposer, register, ground an image."""
+    import cv2
+    import numpy as np
+
+    from groundeval.grounding import CVProposer, ground_image, register_proposer
+    from groundeval.state import Element
+
+    def find_stars(image_bgr, threshold):
+        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        mask = (grey > threshold).astype(np.uint8)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        return sorted(cv2.boundingRect(c) for c in contours)
+
+    @register_proposer("test.readme_stars")
+    class Stars(CVProposer):
+        name = "test.readme_stars"
+        defaults: ClassVar[dict[str, Any]] = {"threshold": 200}
+
+        def detect(self, image_bgr, spec, params):
+            stars = find_stars(image_bgr, params["threshold"])
+            return [
+                Element(id=i, kind="box", xyxy_px=[x, y, x + w, y + h], fields={"points": 5})
+                for i, (x, y, w, h) in enumerate(stars, start=1)
+            ]
+
+    image = np.zeros((60, 90, 3), np.uint8)
+    for x in (10, 40, 70):
+        cv2.circle(image, (x, 30), 6, (255, 255, 255), -1)
+    cv2.imwrite(str(tmp_path / "sky.png"), image)
+    found = ground_image(
+        tmp_path / "sky.png", helper="boxes", proposer="test.readme_stars", params={}, out=None
+    )
+    assert found["status"] == "grounded"
+    assert [e["fields"]["points"] for e in found["elements"]] == [5, 5, 5]
+    typo = ground_image(
+        tmp_path / "sky.png", helper="boxes", proposer="test.readme_stars",
+        params={"thresold": 1}, out=None,
+    )  # fmt: skip
+    assert typo["status"] == "error" and "unknown params ['thresold']" in typo["reason"]
