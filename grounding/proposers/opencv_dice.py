@@ -84,7 +84,7 @@ class DiceProposer(CVProposer):
             if aspect > params["max_aspect"] or fill < params["min_fill"]:
                 found.append(box(xyxy, pips=None, problem="bright blob that is not one die face"))
                 continue
-            pips, problem = _count_pips(grey, contour, side, params)
+            pips, problem = count_pips(grey, contour, side, params)
             fields: dict[str, Any] = {"pips": pips}
             if problem:
                 fields["problem"] = problem
@@ -93,7 +93,7 @@ class DiceProposer(CVProposer):
         return found
 
 
-def _count_pips(
+def count_pips(
     grey: np.ndarray, contour: np.ndarray, side: float, params: dict[str, Any]
 ) -> tuple[int | None, str]:
     """Pips inside one face, or ``None`` with the reason when the reading is ambiguous."""

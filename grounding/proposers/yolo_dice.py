@@ -20,7 +20,7 @@ import numpy as np
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import box
 from groundeval.grounding.proposers._cv import iou as _iou
-from groundeval.grounding.proposers.opencv_dice import _count_pips
+from groundeval.grounding.proposers.opencv_dice import count_pips
 from groundeval.grounding.proposers.yolo import YoloProposer
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
@@ -78,7 +78,7 @@ class YoloDiceProposer(YoloProposer):
             if face is not None:
                 xyxy = list(_rect(face))
                 (_, _), (rw, rh), _ = cv2.minAreaRect(face)
-                fields["pips"], problem = _count_pips(grey, face, float(np.sqrt(rw * rh)), params)
+                fields["pips"], problem = count_pips(grey, face, float(np.sqrt(rw * rh)), params)
                 fields["detector_xyxy_px"] = element.xyxy_px
             if problem:
                 fields["problem"] = problem
