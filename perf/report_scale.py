@@ -16,19 +16,19 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from _fake_run import CHECKS, program  # perf/ is on sys.path when a script runs
+from _fake_run import (  # perf/ is on sys.path when a script runs
+    dice_decisions,
+    dice_elements,
+    dice_state,
+    program,
+)
 
-from groundeval.programs._checks import run_check
 from groundeval.programs._loaders import dump_programs_jsonl
 from groundeval.programs._run import write_summary
 from groundeval.state import (
-    Decision,
-    Element,
     ItemResult,
     ItemUsage,
-    Provenance,
     Round,
-    StateFile,
     Usage,
 )
 from groundeval.state._store import RunStore, safe_name
@@ -47,16 +47,7 @@ def build(root: Path, n: int) -> None:
     )[1]
     for i in range(n):
         item = f"item-{i:05d}"
-        elements = [
-            Element(
-                id=k + 1,
-                kind="box",
-                xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
-                fields={"pips": (i + k) % 6 + 1},
-                verdict="accepted",
-            )
-            for k in range(5)
-        ]
+        elements = dice_elements(i)
         folder = root / "evidence" / safe_name(item)
         folder.mkdir(parents=True, exist_ok=True)
         rounds = []
@@ -71,54 +62,8 @@ def build(root: Path, n: int) -> None:
                     overlay=f"evidence/{safe_name(item)}/c0.round{r}.png",
                 )
             )
-        state = StateFile(
-            item_id=item,
-            question_id="c0",
-            image_sha256="0" * 64,
-            image_size_wh=[160, 96],
-            helper="boxes",
-            elements=elements,
-            rounds=rounds,
-            status="grounded",
-            provenance=Provenance(toolkit_version="perf"),
-        )
-        rel = store.write_state(state)
-        decisions = [
-            Decision(
-                question_id=g,
-                kind="gate",
-                outcome="pass",
-                score=1.0,
-                source="judge",
-                reason="visible",
-            )
-            for g in ("g0", "g1")
-        ]
-        decisions += [
-            Decision(
-                question_id=f"d{k}",
-                kind="hard",
-                outcome="pass" if (i + k) % 3 else "fail",
-                score=1.0 if (i + k) % 3 else 0.0,
-                source="judge",
-                reason="the judge explains itself in a sentence or two",
-            )
-            for k in range(4)
-        ]
-        for k, q in enumerate(prog.hard[4:]):
-            trace = run_check(CHECKS[k], state)
-            decisions.append(
-                Decision(
-                    question_id=q.id,
-                    kind="hard",
-                    score=trace.score,
-                    check=trace,
-                    outcome="pass" if trace.score >= 1 else "fail",
-                    source="check",
-                    reason=trace.trace,
-                    state_file=rel,
-                )
-            )
+        state = dice_state(item, elements, rounds)
+        decisions = dice_decisions(i, prog, state, store.write_state(state))
         result = ItemResult(
             item_id=item,
             program_id="dice",

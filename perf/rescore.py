@@ -15,12 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from _fake_run import CHECKS, program  # perf/ is on sys.path when a script runs
+from _fake_run import (  # perf/ is on sys.path when a script runs
+    dice_decisions,
+    dice_elements,
+    dice_state,
+    program,
+)
 
 from groundeval.programs._loaders import dump_programs_jsonl
 from groundeval.programs._rescore import rescore_run
 from groundeval.programs._run import write_summary
-from groundeval.state import Decision, Element, ItemResult, ItemUsage, Provenance, StateFile
+from groundeval.state import ItemResult, ItemUsage
 from groundeval.state._store import RunStore
 
 
@@ -28,66 +33,10 @@ def build(root: Path, n: int) -> None:
     store = RunStore(root)
     prog = program()
     store.start({"judge": "scripted"}, dump_programs_jsonl([prog]), resume=False)
-    from groundeval.programs._checks import run_check
-
     for i in range(n):
         item = f"item-{i:05d}"
-        elements = [
-            Element(
-                id=k + 1,
-                kind="box",
-                xyxy_px=[10.0 * k, 5, 10.0 * k + 8, 13],
-                fields={"pips": (i + k) % 6 + 1},
-            )
-            for k in range(5)
-        ]
-        state = StateFile(
-            item_id=item,
-            question_id="c0",
-            image_sha256="0" * 64,
-            image_size_wh=[64, 32],
-            helper="boxes",
-            elements=elements,
-            status="grounded",
-            provenance=Provenance(toolkit_version="perf"),
-        )
-        rel = store.write_state(state)
-        decisions = [
-            Decision(
-                question_id=g,
-                kind="gate",
-                outcome="pass",
-                score=1.0,
-                source="judge",
-                reason="visible",
-            )
-            for g in ("g0", "g1")
-        ]
-        decisions += [
-            Decision(
-                question_id=f"d{k}",
-                kind="hard",
-                outcome="pass",
-                score=1.0,
-                source="judge",
-                reason="yes",
-            )
-            for k in range(4)
-        ]
-        for k, q in enumerate(prog.hard[4:]):
-            trace = run_check(CHECKS[k], state)
-            decisions.append(
-                Decision(
-                    question_id=q.id,
-                    kind="hard",
-                    score=trace.score,
-                    check=trace,
-                    outcome="pass" if trace.score >= 1 else "fail",
-                    source="check",
-                    reason=trace.trace,
-                    state_file=rel,
-                )
-            )
+        state = dice_state(item, dice_elements(i))
+        decisions = dice_decisions(i, prog, state, store.write_state(state))
         result = ItemResult(
             item_id=item,
             program_id="dice",

@@ -180,20 +180,14 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
         target.programs_path,
         "".join(json.dumps(programs[k], sort_keys=True) + "\n" for k in sorted(programs)),
     )
-    results: list[ItemResult] = []
     for shard in shards:
         source = RunStore(shard)
         for folder in ("state", "evidence"):
             if (shard / folder).is_dir():
                 shutil.copytree(shard / folder, out / folder, dirs_exist_ok=True)
-        for result, usage in zip(source.results(), _usages_for(source), strict=True):
-            target.append(result, usage)
-            results.append(result)
+        usages = {u.item_id: u for u in source.usages()}
+        for result in source.results():
+            target.append(result, usages.get(result.item_id, ItemUsage(item_id=result.item_id)))
     final = target.finalize()
     write_summary(target, final)
     return len(final)
-
-
-def _usages_for(store: RunStore) -> list[ItemUsage]:
-    by_id = {u.item_id: u for u in store.usages()}
-    return [by_id.get(r.item_id, ItemUsage(item_id=r.item_id)) for r in store.results()]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -244,11 +243,3 @@ def progress_printer(label: str) -> Callable[[int, int], None] | None:
             bar.stop()
 
     return update
-
-
-def read_json(path: Path) -> Any:
-    """JSON from a file, with the file named in errors."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RunStoreError(f"{path}: {exc}") from exc

@@ -10,8 +10,6 @@ import json
 from importlib import resources
 from typing import Any
 
-import jsonschema
-
 from groundeval.state._records import ItemResult, StateFile
 
 SCHEMA_FILES = {
@@ -44,8 +42,3 @@ def load_schema(name: str) -> dict[str, Any]:
     text = resources.files("groundeval.state").joinpath("schemas", SCHEMA_FILES[name]).read_text()
     data: dict[str, Any] = json.loads(text)
     return data
-
-
-def validate_document(name: str, document: Any) -> None:
-    """Validate a document against a checked-in schema; raises jsonschema.ValidationError."""
-    jsonschema.validate(document, load_schema(name))
