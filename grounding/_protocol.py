@@ -52,6 +52,12 @@ class Proposal:
     elements: list[Element]
     raw: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    unexplained: list[Element] = field(default_factory=list)
+    """Object-like regions no element covers (boxes, ``reason`` says why): the loop withholds."""
+    problems: list[str] = field(default_factory=list)
+    """Why the proposal cannot be trusted as a whole (clutter, weak support): withhold."""
+    dropped: list[str] = field(default_factory=list)
+    """Proposals that were unusable (NaN, negative or out-of-image coordinates), one reason each."""
 
 
 @dataclass

@@ -4,7 +4,7 @@ Goals: 1 call per BizGenEval image (all 20 questions in one call), at most 2 per
 answer (all criteria in one call). Also prints DSG's calls per image through the runner
 (recorded answers replayed), where each dependency wave is one call.
 
-    .venv/bin/python perf/calls_per_item.py [--data ../shared/data]
+    .venv/bin/python perf/calls_per_item.py [--data data]
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def dsg(data: Path) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=ROOT / "data")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -16,7 +16,8 @@ RESULT_VERSION = 1
 
 ElementKind = Literal["box", "polygon", "line", "ray", "point"]
 Verdict = Literal["accepted", "rejected", "unverified"]
-Outcome = Literal["pass", "fail", "withheld", "error"]
+Outcome = Literal["pass", "fail", "withheld", "error", "pending"]
+"""``pending``: a human override changed a parent; ``run --resume`` asks this question."""
 DecisionSource = Literal["judge", "check", "skipped", "gate", "human"]
 
 
@@ -83,6 +84,12 @@ class Round(_Record):
     """What the verifier says is missing; fed back to the next round."""
     verifier: str = "offline"
     verifier_raw: str = ""
+    unexplained: list[Element] = Field(default_factory=list)
+    """Object-like regions the proposer found but could not explain (drawn in the overlay)."""
+    problems: list[str] = Field(default_factory=list)
+    """Why the proposer distrusted its own proposal (clutter, weak support, retry drift)."""
+    dropped: list[str] = Field(default_factory=list)
+    """Proposals dropped as unusable, each with its reason."""
 
 
 class Provenance(_Record):
@@ -189,7 +196,8 @@ class ItemResult(_Record):
     images: list[str] = Field(default_factory=list)
     """Image paths as given to the run."""
     image_sha256: list[str] = Field(default_factory=list)
-    status: Literal["scored", "withheld", "error"]
+    status: Literal["scored", "withheld", "error", "pending"]
+    """``pending``: a question awaits a judge answer after an override (``run --resume``)."""
     gate_failed: str | None = None
     decisions: list[Decision] = Field(default_factory=list)
     scores: dict[str, float | None] = Field(default_factory=dict)

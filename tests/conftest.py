@@ -9,7 +9,8 @@ from PIL import Image
 import tests._fixtures  # noqa: F401  (registers test.boxes / test.accept)
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "data"
+"""Real benchmark data carried in the repository (with upstream licences): no test reads outside it."""
 
 
 def write_image(path: Path, width: int = 64, height: int = 48, colour=(40, 120, 40)) -> Path:
@@ -19,5 +20,5 @@ def write_image(path: Path, width: int = 64, height: int = 48, colour=(40, 120, 
 
 
 @pytest.fixture
-def shared_data() -> Path:
-    return SHARED_DATA
+def data_dir() -> Path:
+    return DATA

@@ -20,9 +20,9 @@ from groundeval.benchmarks._agree import (
 )
 from groundeval.benchmarks.cli import agree_command
 from groundeval.state import Decision, ItemResult
-from tests.conftest import SHARED_DATA
+from tests.conftest import DATA
 
-TIFA = SHARED_DATA / "tifa" / "human_annotations_with_scores.json"
+TIFA = DATA / "tifa" / "human_annotations_with_scores.json"
 
 
 def _pairs(table: dict[tuple[str, str], int]) -> list[tuple[str, str]]:

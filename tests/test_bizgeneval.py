@@ -17,9 +17,9 @@ from groundeval.benchmarks.bizgeneval import (
 )
 from groundeval.judges import ScriptedJudge
 from groundeval.programs._runner import ItemInput, grade_item
-from tests.conftest import SHARED_DATA, write_image
+from tests.conftest import DATA, write_image
 
-DATA = SHARED_DATA / "bizgeneval" / "bizgeneval.jsonl"
+DATA = DATA / "bizgeneval" / "bizgeneval.jsonl"
 DOMAINS = ["slides", "webpage", "poster", "chart", "scientific_figure"]
 DIMENSIONS = ["layout", "attribute", "text", "knowledge"]
 

@@ -19,9 +19,9 @@ from groundeval.benchmarks.dsg import (
     read_graphs,
 )
 from groundeval.programs._runner import ItemInput, grade_item
-from tests.conftest import SHARED_DATA
+from tests.conftest import DATA
 
-DSG = SHARED_DATA / "dsg"
+DSG = DATA / "dsg"
 ANNS, LIKERT = DSG / "dsg-1k-anns.csv", DSG / "tifa160-likert-anns.csv"
 
 # DSG's published TIFA160 table (j-min/DSG README, tifa160_correlation.py output)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 from .conftest import REPO
 
@@ -22,3 +23,18 @@ def test_every_package_folder_is_listed_in_pyproject() -> None:
 def test_every_package_is_typed() -> None:
     for root in ROOTS:
         assert (REPO / root / "py.typed").exists()
+
+
+def test_no_test_reads_outside_the_repository() -> None:
+    """A clone with nothing beside it passes its own tests: data lives under data/."""
+    here = Path(__file__).resolve().parent
+    offenders = [
+        f"{path.name}: {needle}"
+        for path in sorted(here.glob("*.py"))
+        for needle in ("REPO.parent", '"shared" /', "../shared", "parents[2]")
+        if path.name != "test_packaging.py"
+        if needle in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
+    for sub in ("bizgeneval", "dsg", "tifa"):
+        assert (REPO / "data" / sub / "LICENSE").is_file()
