@@ -18,12 +18,18 @@ from groundeval.judges._coords import (
     xyxy_px_to_box,
 )
 from groundeval.judges._gemini import GeminiJudge, thinking_settings
-from groundeval.judges._grounding import build_propose_prompt, parse_proposal, propose_schema
+from groundeval.judges._grounding import (
+    ParsedProposal,
+    build_propose_prompt,
+    parse_proposal,
+    propose_schema,
+)
 from groundeval.judges._middleware import (
     AccountingLayer,
     CacheLayer,
     LimitLayer,
     RecordingLayer,
+    RepeatLayer,
     RetryLayer,
     Scrubber,
 )
@@ -43,6 +49,7 @@ from groundeval.judges._protocol import (
 from groundeval.judges._questions import ANSWERS_SCHEMA, Answer, ask_questions, parse_answers
 from groundeval.judges._registry import build_judge, make_judge, wrap_judge
 from groundeval.judges._scripted import ScriptedJudge
+from groundeval.judges._usable import usable_reply
 from groundeval.judges._verify import VERIFY_SCHEMA, build_verify_prompt, parse_verification
 
 __all__ = [
@@ -66,9 +73,11 @@ __all__ = [
     "LimitLayer",
     "OfflineJudge",
     "OpenAIJudge",
+    "ParsedProposal",
     "Price",
     "QuestionRef",
     "RecordingLayer",
+    "RepeatLayer",
     "ReplayJudge",
     "RetryLayer",
     "ScriptedJudge",
@@ -93,6 +102,7 @@ __all__ = [
     "qwen25_input_wh",
     "read_cassette",
     "thinking_settings",
+    "usable_reply",
     "wrap_judge",
     "xyxy_px_to_box",
 ]

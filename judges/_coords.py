@@ -99,26 +99,44 @@ def _grid_wh(
     raise ValueError(f"unknown box convention {convention!r}; expected one of {CONVENTIONS}")
 
 
-def _numbers(values: Any, count: int, what: str) -> list[float]:
-    """Exactly ``count`` finite numbers, or a ValueError that says what came instead."""
+BOX_NAMES = {"box_2d_1000": ("ymin", "xmin", "ymax", "xmax")}
+"""Names of a box's four numbers as the judge wrote them (default ``x1, y1, x2, y2``)."""
+
+
+def _show(value: Any) -> str:
+    """A coordinate as an error shows it: ``NaN``, ``inf``, ``-50``, ``'ten'``."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    return f"{value!r:.40}"
+
+
+def _numbers(values: Any, names: Sequence[str], what: str) -> list[float]:
+    """One finite number per name, or a ValueError naming the coordinate that is wrong."""
+    count = len(names)
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise ValueError(f"{what} must be a list of {count} numbers, got {values!r:.80}")
     if len(values) != count:
         raise ValueError(f"{what} must have {count} numbers, got {len(values)}")
     out: list[float] = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"{what} must hold numbers, got {v!r:.40}")
+    for name, v in zip(names, values, strict=True):
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"{name}={_show(v)} is not a number")
         if not math.isfinite(v):
-            raise ValueError(f"{what} holds a non-finite number {v!r}")
+            raise ValueError(f"{name}={_show(v)} is not a finite number")
         out.append(float(v))
     return out
 
 
-def _scale(value: float, grid: float, pixels: int, what: str) -> float:
+def _scale(value: float, grid: float, pixels: int, name: str) -> float:
     """Map one coordinate from grid units to pixels, clamping a small overshoot."""
-    if value < -_SLACK * grid or value > (1 + _SLACK) * grid:
-        raise ValueError(f"{what} {value:g} is outside the grid 0..{grid:g}")
+    if value < -_SLACK * grid:
+        raise ValueError(f"{name}={_show(value)} is negative (the grid is 0..{grid:g})")
+    if value > (1 + _SLACK) * grid:
+        raise ValueError(f"{name}={_show(value)} is outside the image (the grid is 0..{grid:g})")
     return min(max(value, 0.0), grid) / grid * pixels
 
 
@@ -130,7 +148,8 @@ def point_to_px(
     input_wh: tuple[int, int] | None = None,
 ) -> list[float]:
     """One point in the judge's convention -> ``[x, y]`` in original pixels."""
-    a, b = _numbers(values, 2, "point")
+    names = ("y", "x") if convention == "box_2d_1000" else ("x", "y")
+    a, b = _numbers(values, names, "point")
     gx, gy = _grid_wh(convention, size_wh, input_wh)
     x, y = (b, a) if convention == "box_2d_1000" else (a, b)
     return [_scale(x, gx, size_wh[0], "x"), _scale(y, gy, size_wh[1], "y")]
@@ -145,22 +164,37 @@ def box_to_xyxy_px(
 ) -> list[float]:
     """One box in the judge's convention -> ``[x1, y1, x2, y2]`` in original pixels.
 
-    Corners given in the wrong order are sorted; a box with no area is an error.
+    Every coordinate must be a finite number inside the image (a 2 % overshoot
+    is clamped); corners in the wrong order or a box with no area are errors that
+    name the coordinates, never silently repaired.
 
     >>> box_to_xyxy_px([100, 200, 300, 400], "box_2d_1000", (2000, 1000))
     [400.0, 100.0, 800.0, 300.0]
+    >>> box_to_xyxy_px([300, 200, 100, 400], "box_2d_1000", (2000, 1000))
+    Traceback (most recent call last):
+    ...
+    ValueError: corners swapped: ymin=300 > ymax=100
     """
-    a, b, c, d = _numbers(values, 4, "box")
-    if convention == "box_2d_1000":
-        x1, y1, x2, y2 = b, a, d, c
-    else:
-        x1, y1, x2, y2 = a, b, c, d
+    _grid_wh(convention, size_wh, input_wh)  # an unknown convention fails first
+    names = BOX_NAMES.get(convention, ("x1", "y1", "x2", "y2"))
+    numbers = _numbers(values, names, "box")
+    for lo, hi in ((0, 2), (1, 3)):
+        if numbers[lo] > numbers[hi]:
+            raise ValueError(
+                f"corners swapped: {names[lo]}={_show(numbers[lo])} > "
+                f"{names[hi]}={_show(numbers[hi])}"
+            )
+    # positions of x1, y1, x2, y2 among the numbers as written
+    order = (1, 0, 3, 2) if convention == "box_2d_1000" else (0, 1, 2, 3)
     gx, gy = _grid_wh(convention, size_wh, input_wh)
     w, h = size_wh
-    xs = sorted((_scale(x1, gx, w, "x1"), _scale(x2, gx, w, "x2")))
-    ys = sorted((_scale(y1, gy, h, "y1"), _scale(y2, gy, h, "y2")))
+    x1, y1, x2, y2 = (
+        _scale(numbers[i], grid, side, names[i])
+        for i, grid, side in zip(order, (gx, gy, gx, gy), (w, h, w, h), strict=True)
+    )
+    xs, ys = (x1, x2), (y1, y2)
     if xs[0] == xs[1] or ys[0] == ys[1]:
-        raise ValueError(f"box {values!r} has no area")
+        raise ValueError(f"box {numbers} has no area")
     return [xs[0], ys[0], xs[1], ys[1]]
 
 

@@ -12,9 +12,15 @@ import math
 import os
 from typing import Any
 
-from groundeval.judges._errors import classify_transport, http_error
+from groundeval.judges._errors import (
+    classify_transport,
+    http_error,
+    more_room,
+    require_json_body,
+    truncated,
+)
 from groundeval.judges._parse import clip, load_json
-from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeReply
+from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeReply, TransientJudgeError
 from groundeval.state import Usage
 
 _BLOCKED = {
@@ -110,51 +116,75 @@ class GeminiJudge:
         options = types.HttpOptions(
             base_url=url,
             timeout=int(timeout_s * 1000),
-            async_client_args=_pool_args(per_client) if max_connections else None,
+            async_client_args=_client_args(per_client if max_connections else None),
         )
         self._clients = [genai.Client(api_key=key, http_options=options) for _ in range(shards)]
         self._next = itertools.cycle(range(shards))
 
-    def _config(self, call: JudgeCall) -> Any:
+    def _config(self, call: JudgeCall, max_tokens: int | None) -> Any:
         types = self._types
         return types.GenerateContentConfig(
             temperature=self.params["temperature"],
             seed=self.params["seed"],
-            max_output_tokens=self.params.get("max_output_tokens"),
+            max_output_tokens=max_tokens,
             response_mime_type="application/json",
             response_json_schema=call.response_schema,
             thinking_config=types.ThinkingConfig(**self._thinking) if self._thinking else None,
         )
 
     async def generate(self, call: JudgeCall) -> JudgeReply:
-        """Send one call and return its text, or raise with the reason it failed."""
+        """Send one call; a reply cut off at MAX_TOKENS is asked once more with twice the room.
+
+        A cut-off reply is never returned, even when its JSON could be repaired:
+        it would be partial evidence.
+        """
+        limit: int | None = self.params.get("max_output_tokens")
+        response = await self._send(call, limit)
+        usage = _usage(response)
+        if _finish(response) == "MAX_TOKENS":
+            room = more_room(limit, usage.output_tokens + usage.thinking_tokens)
+            if room is None:
+                raise truncated(limit, usage)
+            try:
+                response = await self._send(call, room)
+            except TransientJudgeError:
+                raise
+            except JudgeError as exc:
+                raise truncated(limit, usage, f"; the retry with {room} failed: {exc}") from exc
+            usage = usage.add(_usage(response))
+            if _finish(response) == "MAX_TOKENS":
+                raise truncated(room, usage, ", also on the retry with twice the room")
+        return _reply(response, usage)
+
+    async def _send(self, call: JudgeCall, max_tokens: int | None) -> Any:
         types = self._types
         parts = [types.Part.from_bytes(data=img.data, mime_type=img.mime) for img in call.images]
         parts.append(types.Part.from_text(text=call.prompt))
         try:
-            response = await asyncio.wait_for(
+            return await asyncio.wait_for(
                 self._clients[next(self._next)].aio.models.generate_content(
                     model=self.model,
                     contents=[types.Content(role="user", parts=parts)],
-                    config=self._config(call),
+                    config=self._config(call, max_tokens),
                 ),
                 timeout=self.timeout_s + 5,
             )
         except Exception as exc:
             raise _translate(exc) from exc
-        return _reply(response)
 
 
-def _pool_args(max_connections: int | None) -> dict[str, Any] | None:
-    """Keep as many connections alive as calls may be in flight (the default keeps 20)."""
+def _client_args(max_connections: int | None) -> dict[str, Any]:
+    """HTTP client options: a 2xx body must be JSON; as many live connections as calls."""
+    args: dict[str, Any] = {"event_hooks": {"response": [require_json_body]}}
     if not max_connections:
-        return None
+        return args
     try:
         import httpx2 as httpx
     except ImportError:  # older SDKs use httpx
         import httpx  # type: ignore[no-redef]
     n = max(1, int(max_connections))
-    return {"limits": httpx.Limits(max_connections=n, max_keepalive_connections=n)}
+    args["limits"] = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    return args
 
 
 def _translate(exc: Exception) -> JudgeError:
@@ -167,27 +197,36 @@ def _translate(exc: Exception) -> JudgeError:
     return classify_transport(exc)
 
 
-def _reply(response: Any) -> JudgeReply:
+def _finish(response: Any) -> str:
+    candidates = response.candidates or []
+    return _name(candidates[0].finish_reason) if candidates else ""
+
+
+def _reply(response: Any, usage: Usage) -> JudgeReply:
     """Text and usage of a response; blocked, empty or non-JSON replies are errors."""
-    usage = _usage(response)
     candidates = response.candidates or []
     if not candidates:
         feedback = getattr(response, "prompt_feedback", None)
         block = getattr(feedback, "block_reason", None) if feedback else None
         if block:
-            raise JudgeError(f"gemini blocked the prompt: {_name(block)}", reason="safety")
-        raise JudgeError("gemini returned no candidate", reason="empty")
+            raise JudgeError(
+                f"gemini blocked the prompt: {_name(block)}", reason="safety", usage=usage
+            )
+        raise JudgeError("gemini returned no candidate", reason="empty", usage=usage)
     candidate = candidates[0]
     finish = _name(candidate.finish_reason)
     parts = candidate.content.parts if candidate.content and candidate.content.parts else []
     text = "".join(p.text for p in parts if p.text and not p.thought)
     if finish in _BLOCKED:
-        raise JudgeError(f"gemini stopped the reply: finish_reason={finish}", reason="safety")
+        raise JudgeError(
+            f"gemini stopped the reply: finish_reason={finish}", reason="safety", usage=usage
+        )
     if not text.strip():
-        raise JudgeError(f"gemini returned an empty reply (finish_reason={finish})", reason="empty")
+        raise JudgeError(
+            f"gemini returned an empty reply (finish_reason={finish})", reason="empty", usage=usage
+        )
     if response.parsed is None and load_json(text) is None:
-        cut = " (cut at max tokens)" if finish == "MAX_TOKENS" else ""
-        raise JudgeError(f"gemini reply is not JSON{cut}: {clip(text)}", reason="not json")
+        raise JudgeError(f"gemini reply is not JSON: {clip(text)}", reason="not json", usage=usage)
     return JudgeReply(text, usage)
 
 

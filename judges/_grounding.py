@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 
 from groundeval.judges._coords import box_to_xyxy_px, point_to_px, px_to_point, xyxy_px_to_box
-from groundeval.judges._parse import clip, load_json
+from groundeval.judges._parse import clip, drop_nonfinite, load_json
 from groundeval.state import Element
 
 KIND_OF_HELPER = {
@@ -164,6 +164,17 @@ def _geometry_text(
     return f"#{e.id} {label} points={pts}"
 
 
+class ParsedProposal(NamedTuple):
+    """A proposal reply read into elements, with every proposal that was not kept and why."""
+
+    elements: list[Element]
+    """Usable elements, in original pixels, numbered 1..n."""
+    dropped: list[str]
+    """One reason per unusable proposal (``proposal 3: xmin=NaN is not a finite number``)."""
+    notes: list[str]
+    """Problems with kept elements (a declared field missing or of the wrong type)."""
+
+
 def parse_proposal(
     text: str,
     *,
@@ -172,38 +183,40 @@ def parse_proposal(
     convention: str,
     size_wh: tuple[int, int],
     input_wh: tuple[int, int] | None = None,
-) -> tuple[list[Element], list[str]]:
-    """Elements in original pixels, and a note for every element that had to be dropped.
+) -> ParsedProposal:
+    """Elements in original pixels; every proposal that cannot be used is listed with its reason.
+
+    A proposal with a NaN, infinite, negative, swapped or out-of-image
+    coordinate is never kept and never dropped silently.
 
     Raises:
         ValueError: the reply holds no list of elements at all.
     """
-    data = load_json(text)
+    data = load_json(text, finite=False)
     items = data.get("elements") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ValueError(f"proposal holds no 'elements' list: {clip(text)}")
     kind = KIND_OF_HELPER[helper]
     declared = _fields(helper, fields)
-    elements: list[Element] = []
-    problems: list[str] = []
+    out = ParsedProposal([], [], [])
     for number, item in enumerate(items, start=1):
         try:
             if not isinstance(item, dict):
                 raise ValueError(f"is not an object but {type(item).__name__}")
             geometry = _geometry(item, kind, convention, size_wh, input_wh)
             values, notes = _typed_fields(item, declared)
-            problems += [f"element {number}: {n}" for n in notes]
             label = item.get("label")
             if isinstance(label, str) and label:
                 values.setdefault("label", label[:200])
-            elements.append(
-                Element.model_validate(
-                    {"id": len(elements) + 1, "kind": kind, "fields": values, **geometry}
-                )
+            element = Element.model_validate(
+                {"id": len(out.elements) + 1, "kind": kind, "fields": values, **geometry}
             )
         except ValueError as exc:
-            problems.append(f"element {number}: {exc}".splitlines()[0][:300])
-    return elements, problems
+            out.dropped.append(f"proposal {number}: {exc}".split("\n", 1)[0][:300])
+            continue
+        out.elements.append(element)
+        out.notes.extend(f"proposal {number}: {n}" for n in notes)
+    return out
 
 
 def _geometry(
@@ -227,7 +240,13 @@ def _geometry(
         raise ValueError(
             f"a {kind} needs {'exactly ' if kind == 'line' else ''}{need} points, got {len(raw)}"
         )
-    return {"points_px": [point_to_px(p, convention, size_wh, input_wh=input_wh) for p in raw]}
+    points = []
+    for number, p in enumerate(raw, start=1):
+        try:
+            points.append(point_to_px(p, convention, size_wh, input_wh=input_wh))
+        except ValueError as exc:
+            raise ValueError(f"point {number}: {exc}") from None
+    return {"points_px": points}
 
 
 def _first(item: dict[str, Any], keys: Sequence[str]) -> Any:
@@ -243,6 +262,7 @@ def _typed_fields(
     """Declared fields that validate against their schema (light coercion of numbers)."""
     raw = item.get("fields")
     raw = raw if isinstance(raw, dict) else {k: item[k] for k in declared if k in item}
+    raw = drop_nonfinite(raw)  # a NaN field value is missing, not a number
     values: dict[str, Any] = {}
     notes: list[str] = []
     for name, schema in declared.items():

@@ -5,10 +5,12 @@ Each layer is itself a :class:`~groundeval.judges.Judge` and forwards ``spec``,
 and provenance always name the real backend. :func:`build_judge` stacks them in
 this order, outermost first::
 
-    Accounting -> Recording -> Cache -> Retry -> Limits -> backend
+    Accounting -> Recording -> Cache -> Retry -> Limits -> [Repeat] -> backend
 
 so a cached reply is still recorded and counted, and every retry attempt waits
-for the rate limiter and a concurrency slot.
+for the rate limiter and a concurrency slot. The accounting layer, outermost,
+also removes known secrets from every reply text, so no stored judge text
+(raw replies, reasons, error messages) can hold an API key the server echoed.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from groundeval.judges._cache import DiskCache
 from groundeval.judges._cassette import CassetteWriter, cassette_entry
 from groundeval.judges._protocol import Judge, JudgeCall, JudgeError, JudgeReply
 from groundeval.judges._protocol import TransientJudgeError as Transient
+from groundeval.judges._usable import usable_reply
 from groundeval.state import Usage
+
+REDACTED = "<redacted>"
 
 
 class Layer:
@@ -74,15 +79,19 @@ class Layer:
 
 
 class Scrubber:
-    """Removes secret strings (API keys) from any text before it is stored or shown."""
+    """Removes secret strings (API keys) from any text before it is stored or shown.
+
+    The mark ``<redacted>`` holds no JSON punctuation, so a reply scrubbed before
+    it is parsed parses as it would have.
+    """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        """The text with every secret replaced by ``[redacted]``."""
+        """The text with every secret replaced by ``<redacted>``."""
         for secret in self.secrets:
-            text = text.replace(secret, "[redacted]")
+            text = text.replace(secret, REDACTED)
         return text
 
 
@@ -100,25 +109,32 @@ class AccountingLayer(Layer):
             account.unpriced.add(inner.model)
 
     async def generate(self, call: JudgeCall) -> JudgeReply:
-        """Time the call, price it, count it; errors are counted by reason and scrubbed."""
+        """Time the call, price it, count it; scrub secrets from the reply or the error.
+
+        A failed call still counts what it was billed (a reply cut off at the
+        token limit), and its error is counted by reason.
+        """
         start = time.perf_counter()
         try:
             reply = await self.inner.generate(call)
         except JudgeError as exc:
             self.account.errors[exc.reason] += 1
-            self.account.add(call.item_id, Usage(seconds=time.perf_counter() - start))
+            self.account.add(call.item_id, self._priced(exc.usage or Usage(), start))
             message = self._scrub(str(exc))
             if message != str(exc):
-                raise type(exc)(message, reason=exc.reason) from None
+                exc.args = (message, *exc.args[1:])
             raise
-        usage = reply.usage.model_copy(
+        usage = self._priced(reply.usage, start)
+        self.account.add(call.item_id, usage)
+        return JudgeReply(self._scrub(reply.text), usage, cached=reply.cached)
+
+    def _priced(self, usage: Usage, start: float) -> Usage:
+        return usage.model_copy(
             update={
-                "seconds": reply.usage.seconds + time.perf_counter() - start,
-                "cost_usd": cost_usd(reply.usage, self._price),
+                "seconds": usage.seconds + time.perf_counter() - start,
+                "cost_usd": cost_usd(usage, self._price),
             }
         )
-        self.account.add(call.item_id, usage)
-        return JudgeReply(reply.text, usage, cached=reply.cached)
 
 
 class RecordingLayer(Layer):
@@ -147,20 +163,32 @@ class RecordingLayer(Layer):
 
 
 class CacheLayer(Layer):
-    """Serves a call from the disk cache when its key is there; stores fresh replies."""
+    """Serves a call from the disk cache when its key is there; stores usable fresh replies.
+
+    Only a reply that yields usable answers or elements is stored (see
+    :func:`~groundeval.judges._usable.usable_reply`); a stored entry that does
+    not (written by an older version) is skipped and the call asked again, so a
+    re-run never replays a wrong-shape or malformed reply at zero calls.
+    """
 
     def __init__(self, inner: Judge, cache: DiskCache, scrub: Scrubber) -> None:
         super().__init__(inner)
         self.cache = cache
         self._scrub = scrub
+        self.skipped = 0
+        """Stored entries that were not usable and were asked again."""
 
     async def generate(self, call: JudgeCall) -> JudgeReply:
         """A hit costs nothing (``calls=0, cached_calls=1``); a miss asks the backend."""
         key = call.cache_key(self.spec, self.model, self.params)
         entry = await asyncio.to_thread(self.cache.get, key)
         if entry is not None:
-            return JudgeReply(str(entry["text"]), Usage(cached_calls=1), cached=True)
+            if usable_reply(call, str(entry["text"])):
+                return JudgeReply(str(entry["text"]), Usage(cached_calls=1), cached=True)
+            self.skipped += 1
         reply = await self.inner.generate(call)
+        if not usable_reply(call, reply.text):
+            return reply
         usage = reply.usage.model_dump(exclude={"seconds", "cost_usd"})
         await asyncio.to_thread(
             self.cache.put,
@@ -174,6 +202,27 @@ class CacheLayer(Layer):
             },
         )
         return reply
+
+
+class RepeatLayer(Layer):
+    """Marks a repeat run: ``repeat_index`` joins the parameters, hence every cache key.
+
+    Repeats of one run would otherwise share the cache and agree perfectly; with
+    a different index each repeat asks the judge again. The index is recorded
+    with the other parameters in every run's provenance. Index 0 needs no layer
+    (cache keys unchanged).
+    """
+
+    def __init__(self, inner: Judge, repeat_index: int) -> None:
+        super().__init__(inner)
+        if repeat_index < 1:
+            raise ValueError(f"repeat_index must be at least 1 for a repeat, got {repeat_index}")
+        self.repeat_index = repeat_index
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The backend's parameters plus ``repeat_index``."""
+        return {**self.inner.params, "repeat_index": self.repeat_index}
 
 
 class RetryLayer(Layer):

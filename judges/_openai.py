@@ -15,9 +15,16 @@ import os
 from typing import Any
 
 from groundeval.judges._coords import guess_convention
-from groundeval.judges._errors import classify_transport, http_error
+from groundeval.judges._errors import (
+    classify_transport,
+    http_error,
+    more_room,
+    not_json_body,
+    require_json_body,
+    truncated,
+)
 from groundeval.judges._parse import clip, load_json
-from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeReply
+from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeReply, TransientJudgeError
 from groundeval.state import Usage
 
 _PER_CLIENT = 8
@@ -89,7 +96,7 @@ class OpenAIJudge:
         ]
         self._next = itertools.cycle(range(shards))
 
-    def _request(self, call: JudgeCall, level: str) -> dict[str, Any]:
+    def _request(self, call: JudgeCall, level: str, max_tokens: int | None) -> dict[str, Any]:
         content: list[dict[str, Any]] = [
             {
                 "type": "image_url",
@@ -107,8 +114,8 @@ class OpenAIJudge:
         }
         if self.params["seed"] is not None:
             body["seed"] = self.params["seed"]
-        if "max_output_tokens" in self.params:
-            body["max_tokens"] = self.params["max_output_tokens"]
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
         if level == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -119,13 +126,36 @@ class OpenAIJudge:
         return body
 
     async def generate(self, call: JudgeCall) -> JudgeReply:
-        """Send one call, stepping down the response format if the server rejects it."""
+        """Send one call; a reply cut off at the token limit is asked once more with twice the room.
+
+        A cut-off reply is never returned, even when its JSON could be repaired:
+        it would be partial evidence.
+        """
+        limit: int | None = self.params.get("max_output_tokens")
+        text, usage, finish = await self._complete(call, limit)
+        if finish == "length":
+            room = more_room(limit, usage.output_tokens + usage.thinking_tokens)
+            if room is None:
+                raise truncated(limit, usage)
+            try:
+                text, again, finish = await self._complete(call, room)
+            except TransientJudgeError:
+                raise
+            except JudgeError as exc:
+                raise truncated(limit, usage, f"; the retry with {room} failed: {exc}") from exc
+            usage = usage.add(again)
+            if finish == "length":
+                raise truncated(room, usage, ", also on the retry with twice the room")
+        return _checked(text, usage, finish)
+
+    async def _complete(self, call: JudgeCall, max_tokens: int | None) -> tuple[str, Usage, str]:
+        """One request, stepping down the response format if the server rejects it."""
         while True:
             level = self.format
             try:
                 response = await asyncio.wait_for(
                     self._clients[next(self._next)].chat.completions.create(
-                        **self._request(call, level)
+                        **self._request(call, level, max_tokens)
                     ),
                     timeout=self.timeout_s + 5,
                 )
@@ -136,20 +166,24 @@ class OpenAIJudge:
                 raise http_error(exc.status_code, str(exc.message), exc.response.headers) from exc
             except Exception as exc:
                 raise classify_transport(exc) from exc
-            return _reply(response)
+            return _read(response)
 
 
 def _http_client(openai: Any, max_connections: int | None, shards: int) -> Any:
-    """An HTTP client sized for this shard of the concurrency, or the SDK default."""
-    if not max_connections:
-        return None
-    try:
-        import httpx2 as httpx
-    except ImportError:  # older SDKs use httpx
-        import httpx  # type: ignore[no-redef]
-    n = math.ceil(max_connections / shards)
-    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
-    return openai.DefaultAsyncHttpxClient(limits=limits)
+    """The HTTP client of one shard, checking that every 2xx body is JSON.
+
+    A proxy's HTML page becomes a retried, named error. Sized for the shard's
+    share of the concurrency, when given.
+    """
+    options: dict[str, Any] = {"event_hooks": {"response": [require_json_body]}}
+    if max_connections:
+        try:
+            import httpx2 as httpx
+        except ImportError:  # older SDKs use httpx
+            import httpx  # type: ignore[no-redef]
+        n = math.ceil(max_connections / shards)
+        options["limits"] = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    return openai.DefaultAsyncHttpxClient(**options)
 
 
 def _about_format(exc: Any) -> bool:
@@ -158,7 +192,10 @@ def _about_format(exc: Any) -> bool:
     return any(w in text for w in ("response_format", "json_schema", "json_object", "format"))
 
 
-def _reply(response: Any) -> JudgeReply:
+def _read(response: Any) -> tuple[str, Usage, str]:
+    """Text, usage and finish reason; no choice, a filtered reply or a refusal is an error."""
+    if isinstance(response, (str, bytes)):  # an SDK that handed back an unparsed body
+        raise not_json_body(200, response.encode() if isinstance(response, str) else response)
     usage = Usage(calls=1)
     if response.usage is not None:
         details = getattr(response.usage, "completion_tokens_details", None)
@@ -170,17 +207,20 @@ def _reply(response: Any) -> JudgeReply:
             thinking_tokens=thinking,
         )
     if not response.choices:
-        raise JudgeError("server returned no choices", reason="empty")
+        raise JudgeError("server returned no choices", reason="empty", usage=usage)
     choice = response.choices[0]
     message = choice.message
     if choice.finish_reason == "content_filter":
-        raise JudgeError("server filtered the reply (content_filter)", reason="safety")
+        raise JudgeError("server filtered the reply (content_filter)", reason="safety", usage=usage)
     if getattr(message, "refusal", None):
-        raise JudgeError(f"model refused: {clip(message.refusal)}", reason="refusal")
-    text = message.content or ""
+        raise JudgeError(f"model refused: {clip(message.refusal)}", reason="refusal", usage=usage)
+    return message.content or "", usage, str(choice.finish_reason or "")
+
+
+def _checked(text: str, usage: Usage, finish: str) -> JudgeReply:
+    """The reply, unless it is empty or holds no JSON."""
     if not text.strip():
-        raise JudgeError(f"empty reply (finish_reason={choice.finish_reason})", reason="empty")
+        raise JudgeError(f"empty reply (finish_reason={finish})", reason="empty", usage=usage)
     if load_json(text) is None:
-        cut = " (cut at max tokens)" if choice.finish_reason == "length" else ""
-        raise JudgeError(f"reply is not JSON{cut}: {clip(text)}", reason="not json")
+        raise JudgeError(f"reply is not JSON: {clip(text)}", reason="not json", usage=usage)
     return JudgeReply(text, usage)

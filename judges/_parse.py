@@ -22,8 +22,11 @@ M = TypeVar("M", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)(?:```|$)", re.DOTALL)
 
 
-def load_json(text: str) -> Any:
+def load_json(text: str, *, finite: bool = True) -> Any:
     """The JSON value in a reply (object or array), or ``None`` when there is none.
+
+    ``NaN`` and infinities become ``None`` unless ``finite=False`` (geometry
+    parsers keep them, to name the coordinate that was not a number).
 
     >>> load_json('Sure! ```json {"a": 1} ```')
     {'a': 1}
@@ -43,7 +46,7 @@ def load_json(text: str) -> Any:
             except Exception:  # json_repair raises on some pathological input
                 continue
         if isinstance(value, (dict, list)):
-            return _finite(value)
+            return drop_nonfinite(value) if finite else value
     return None
 
 
@@ -56,16 +59,16 @@ def _candidates(text: str) -> list[str]:
     return out
 
 
-def _finite(value: Any, depth: int = 0) -> Any:
+def drop_nonfinite(value: Any, depth: int = 0) -> Any:
     """Replace NaN and infinities by ``None`` so no caller does arithmetic on them."""
     if depth > 64:
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {str(k): _finite(v, depth + 1) for k, v in value.items()}
+        return {str(k): drop_nonfinite(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v, depth + 1) for v in value]
+        return [drop_nonfinite(v, depth + 1) for v in value]
     return value
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from groundeval.state import Usage
 
-Task = Literal["questions", "propose", "verify"]
+Task = Literal["questions", "propose", "verify", "author"]
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,12 @@ class JudgeReply:
 class JudgeError(RuntimeError):
     """A judge call failed for good (after retries); the decision is recorded as ``error``."""
 
-    def __init__(self, message: str, *, reason: str = "") -> None:
+    def __init__(self, message: str, *, reason: str = "", usage: Usage | None = None) -> None:
         super().__init__(message)
         self.reason = reason or message
         """Short machine-readable cause (``safety``, ``empty``, ``http 400``, ``missing``)."""
+        self.usage = usage
+        """What the failed call still cost (a reply cut off at the token limit was billed)."""
 
 
 class TransientJudgeError(JudgeError):
@@ -98,8 +100,15 @@ class TransientJudgeError(JudgeError):
     plain :class:`JudgeError` that names how many attempts were made.
     """
 
-    def __init__(self, message: str, *, reason: str = "", retry_after: float | None = None):
-        super().__init__(message, reason=reason)
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        retry_after: float | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, usage=usage)
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After``), when it said."""
 

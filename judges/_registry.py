@@ -19,6 +19,7 @@ from groundeval.judges._middleware import (
     CacheLayer,
     LimitLayer,
     RecordingLayer,
+    RepeatLayer,
     RetryLayer,
     Scrubber,
 )
@@ -97,6 +98,7 @@ def build_judge(
     backoff_s: tuple[float, float] = (1.0, 60.0),
     prices: Mapping[str, Any] | str | Path | None = None,
     account: Account | None = None,
+    repeat_index: int = 0,
     **options: Any,
 ) -> Judge:
     """The judge a run uses: a backend wrapped in cache, recorder, retries, limits, accounting.
@@ -116,6 +118,11 @@ def build_judge(
         prices: price table overrides, ``{model: {input, output, thinking}}`` in
             dollars per million tokens, or a JSON/YAML file of them.
         account: where totals are kept (a new one when ``None``); also ``judge.account``.
+        repeat_index: ``k > 0`` marks the k-th repeat of a run: it joins the judge's
+            parameters (so every cache key and the provenance) and the judge is
+            asked again instead of answering from the first run's cache. ``0``
+            leaves cache keys as they always were. No effect on ``offline`` and
+            ``replay:`` (nothing to sample again).
         **options: passed to the backend (``api_key``, ``base_url``, ``temperature``,
             ``seed``, ``thinking``, ``max_output_tokens``, ``timeout_s``, ``box_convention``).
 
@@ -137,6 +144,7 @@ def build_judge(
         prices=prices,
         account=account,
         secrets=[options.get("api_key")],
+        repeat_index=repeat_index,
     )
 
 
@@ -153,16 +161,21 @@ def wrap_judge(
     prices: Mapping[str, Any] | str | Path | None = None,
     account: Account | None = None,
     secrets: list[str | None] | None = None,
+    repeat_index: int = 0,
 ) -> Judge:
     """Wrap any backend (your own, a :class:`ScriptedJudge`) in the run middleware.
 
     Arguments as in :func:`build_judge`; ``secrets`` are extra strings to scrub
-    from stored text and error messages (the usual API-key variables always are).
+    from reply texts and error messages (the usual API-key variables always are).
     """
+    if isinstance(repeat_index, bool) or not isinstance(repeat_index, int) or repeat_index < 0:
+        raise ValueError(f"repeat_index must be a whole number >= 0, got {repeat_index!r}")
     account = account or Account()
     scrub = Scrubber([*(secrets or []), *(os.environ.get(v) for v in _KEY_VARS)])
     judge: Judge = backend
     if not isinstance(backend, (OfflineJudge, ReplayJudge)):
+        if repeat_index:
+            judge = RepeatLayer(judge, repeat_index)
         judge = LimitLayer(judge, concurrency=concurrency, rpm=rpm, tpm=tpm)
         initial, largest = backoff_s
         judge = RetryLayer(

@@ -80,19 +80,7 @@ def parse_verification(text: str, elements: Sequence[Element]) -> tuple[list[Ele
         ValueError: the reply holds no list of verdicts.
     """
     data = load_json(text)
-    verdicts = data.get("verdicts") if isinstance(data, dict) else data
-    if not isinstance(verdicts, list):
-        raise ValueError(f"verification holds no 'verdicts' list: {clip(text)}")
-    by_id: dict[int, tuple[bool, str]] = {}
-    for v in verdicts:
-        if not isinstance(v, dict):
-            continue
-        mark = _as_int(v.get("id"))
-        ok = _as_ok(v.get("ok", v.get("verdict")))
-        if mark is None or ok is None:
-            continue
-        reason = v.get("reason")
-        by_id[mark] = (ok, reason if isinstance(reason, str) else "")
+    by_id = verdicts_by_mark(data, text)
     out = []
     for e in elements:
         if e.id in by_id:
@@ -118,6 +106,28 @@ def parse_verification(text: str, elements: Sequence[Element]) -> tuple[list[Ele
         else []
     )
     return out, missing
+
+
+def verdicts_by_mark(data: Any, text: str = "") -> dict[int, tuple[bool, str]]:
+    """Clear verdicts in a parsed reply, by mark number: ``(ok, reason)``.
+
+    Raises:
+        ValueError: the reply holds no list of verdicts.
+    """
+    verdicts = data.get("verdicts") if isinstance(data, dict) else data
+    if not isinstance(verdicts, list):
+        raise ValueError(f"verification holds no 'verdicts' list: {clip(text)}")
+    by_id: dict[int, tuple[bool, str]] = {}
+    for v in verdicts:
+        if not isinstance(v, dict):
+            continue
+        mark = _as_int(v.get("id"))
+        ok = _as_ok(v.get("ok", v.get("verdict")))
+        if mark is None or ok is None:
+            continue
+        reason = v.get("reason")
+        by_id[mark] = (ok, reason if isinstance(reason, str) else "")
+    return by_id
 
 
 def _as_int(value: Any) -> int | None:

@@ -25,7 +25,10 @@ from groundeval.judges._fakeapi import (
 from groundeval.judges._fakeapi import tiny_png as png
 
 GEMINI_PATH = "/v1/models/gemini-2.5-flash:generateContent"
-FAULTS = ["429", "500", "503", "hang", "truncated", "empty", "safety"]
+FAULTS = ["429", "500", "503", "hang", "truncated", "empty", "safety", "html"]
+TIMEOUT_S = 1.0
+"""Client timeout: long enough that a loaded machine still connects, far below a hang."""
+HANG_S = 3 * TIMEOUT_S
 
 
 class FaultyServer:
@@ -55,7 +58,11 @@ class FaultyServer:
         if fault in ("500", "503"):
             return _json({"error": {"code": int(fault), "message": "oops"}}, int(fault))
         if fault == "hang":
-            time.sleep(1.0)
+            time.sleep(HANG_S)
+        if fault == "html":  # a proxy's page with status 200
+            return Response(
+                "<html><body>502 Bad Gateway</body></html>", 200, content_type="text/html"
+            )
         if fault == "truncated":
             cut = answer[: len(answer) // 2]
             return _json(
@@ -97,7 +104,12 @@ def threaded_server() -> Iterator[HTTPServer]:
 def test_200_items_with_30_percent_faults_all_accounted_for(threaded_server, kind) -> None:
     fake = FaultyServer(kind)
     attempts = 4
-    layers = {"timeout_s": 0.3, "retries": attempts, "backoff_s": (0.01, 0.1), "concurrency": 32}
+    layers = {
+        "timeout_s": TIMEOUT_S,
+        "retries": attempts,
+        "backoff_s": (0.01, 0.1),
+        "concurrency": 32,
+    }
     if kind == "gemini":
         threaded_server.expect_request(GEMINI_PATH).respond_with_handler(fake)
         judge = build_judge(

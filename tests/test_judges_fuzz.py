@@ -161,7 +161,7 @@ proposal_text = st.one_of(
 def test_parse_proposal_keeps_only_sane_geometry(text: str, conv: str) -> None:
     size = (640, 480)
     try:
-        elements, problems = parse_proposal(
+        elements, dropped, notes = parse_proposal(
             text,
             helper="boxes",
             fields={"pips": {"type": "integer", "minimum": 1, "maximum": 6}},
@@ -173,8 +173,8 @@ def test_parse_proposal_keeps_only_sane_geometry(text: str, conv: str) -> None:
         return
     data = load_json(text)
     items = data.get("elements") if isinstance(data, dict) else data
-    dropped = [p for p in problems if not p.split(": ", 1)[1].startswith("field ")]
-    assert len(elements) + len(dropped) == len(items)
+    assert len(elements) + len(dropped) == len(items)  # nothing dropped silently
+    assert all(re.fullmatch(r"proposal \d+: .+", d) for d in dropped + notes)
     for e in elements:
         x1, y1, x2, y2 = e.xyxy_px
         assert all(math.isfinite(v) for v in e.xyxy_px)

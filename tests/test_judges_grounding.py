@@ -239,10 +239,10 @@ def test_verifier_enforces_min_count_through_missing() -> None:
 def test_other_helper_kinds_in_gemini_convention(helper, reply, kind, points) -> None:
     from groundeval.judges import parse_proposal
 
-    elements, problems = parse_proposal(
+    elements, dropped, notes = parse_proposal(
         json.dumps(reply), helper=helper, fields={}, convention="box_2d_1000", size_wh=(W, H)
     )
-    assert problems == [] and elements[0].kind == kind
+    assert dropped == notes == [] and elements[0].kind == kind
     flat = [v for p in elements[0].points_px for v in p]
     assert flat == pytest.approx([v for p in points for v in p])
 
@@ -258,11 +258,11 @@ def test_text_helper_requires_text_field() -> None:
             {"label": "x", "box": [0, 0, 0.5, 0.2]},
         ]
     }
-    elements, problems = parse_proposal(
+    elements, dropped, notes = parse_proposal(
         json.dumps(reply), helper="text", fields={}, convention="xyxy_norm", size_wh=(W, H)
     )
     assert elements[0].fields["text"] == "SALE" and "text" not in elements[1].fields
-    assert problems == ["element 2: field 'text' missing"]
+    assert dropped == [] and notes == ["proposal 2: field 'text' missing"]
 
 
 def test_gemini_grounding_over_the_wire(httpserver) -> None:

@@ -27,7 +27,13 @@ class JudgeProposer:
     name = "judge"
 
     async def propose(self, request: ProposeRequest) -> Proposal:
-        """One proposal call; elements that fail to parse are dropped and listed in params."""
+        """One proposal call; each unusable proposal goes into ``Proposal.dropped`` with its reason.
+
+        NaN, infinite, negative, swapped or out-of-image coordinates are never
+        kept and never dropped silently: the loop counts them as rejected. A
+        declared field that is missing or ill-typed is left out of a kept element
+        and noted in ``params["notes"]`` (a check that needs it errs, never fails).
+        """
         judge = request.judge
         if judge is None:
             raise JudgeRefusal("the judge proposer needs a model judge (--judge ...)")
@@ -70,11 +76,12 @@ class JudgeProposer:
                 "box_convention": convention,
                 "size_wh": list(size_wh),
                 "input_wh": list(input_wh) if input_wh else None,
+                "fields": spec.fields,
             },
         )
         reply = await judge.generate(call)
         try:
-            elements, dropped = parse_proposal(
+            parsed = parse_proposal(
                 reply.text,
                 helper=spec.helper,
                 fields=spec.fields,
@@ -89,6 +96,8 @@ class JudgeProposer:
         params: dict[str, Any] = {"box_convention": convention}
         if input_wh:
             params["input_wh"] = list(input_wh)
-        if dropped:
-            params["dropped"] = dropped
-        return Proposal(elements=elements, raw=reply.text, params=params)
+        if parsed.notes:  # kept elements without a declared field (the field is left out)
+            params["notes"] = parsed.notes
+        return Proposal(
+            elements=parsed.elements, raw=reply.text, params=params, dropped=parsed.dropped
+        )
