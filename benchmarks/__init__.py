@@ -1,7 +1,8 @@
 """Benchmarks: BizGenEval, UEval, DSG, grounded suites, a synthetic benchmark, agreement.
 
 Adapters live in subpackages (``groundeval.benchmarks.bizgeneval`` ...); the
-agreement statistics and suite tables are re-exported here.
+agreement statistics, suite tables, intervals, paired comparisons and the
+human-agreement study are re-exported here.
 """
 
 from groundeval.benchmarks._agree import (
@@ -13,22 +14,55 @@ from groundeval.benchmarks._agree import (
     load_labels,
     load_ratings,
     rank_correlation,
+    repeat_warnings,
     stability,
 )
-from groundeval.benchmarks._suites import AXES, axis_table, compare_ranking, leaderboard
+from groundeval.benchmarks._compare import CompareError, compare_runs
+from groundeval.benchmarks._intervals import add_intervals
+from groundeval.benchmarks._stats import (
+    StatsInputError,
+    bca_intervals,
+    mcnemar,
+    mean_interval,
+    paired_scores,
+    rank_stability,
+)
+from groundeval.benchmarks._study import sample_study, study_agreement
+from groundeval.benchmarks._suites import (
+    AXES,
+    axis_table,
+    compare_ranking,
+    leaderboard,
+    rank_rows,
+    withheld_vs_strict,
+)
 
 __all__ = [
     "AXES",
+    "CompareError",
     "Labels",
+    "StatsInputError",
+    "add_intervals",
     "agreement",
     "axis_table",
+    "bca_intervals",
     "cohen_kappa",
     "compare_ranking",
+    "compare_runs",
     "confusion_matrix",
     "correlate_scores",
     "leaderboard",
     "load_labels",
     "load_ratings",
+    "mcnemar",
+    "mean_interval",
+    "paired_scores",
     "rank_correlation",
+    "rank_rows",
+    "rank_stability",
+    "repeat_warnings",
+    "sample_study",
     "stability",
+    "study_agreement",
+    "withheld_vs_strict",
 ]

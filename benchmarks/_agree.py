@@ -262,3 +262,49 @@ def _row_id(row: dict[str, Any], key: str, id_column: str | None, path: Path) ->
         if name in row:
             return str(row[name])
     return key
+
+
+def _repeat_index(config: dict[str, Any]) -> int:
+    for key in ("repeat_index", "repeat"):
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def repeat_warnings(paths: Sequence[Path]) -> list[str]:
+    """Why repeated runs may show no variance: they replayed the same cached judge replies.
+
+    Run folders with the same judge, model and parameters and the same repeat
+    index (run.json ``repeat_index``; 0 when absent) share cache keys: when any
+    of them answered calls from the cache (usage.jsonl ``cached_calls``), their
+    decisions repeat one another. Cassette replays are named as well.
+    """
+    warnings: list[str] = []
+    groups: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for path in paths:
+        store = RunStore(Path(path))
+        if not store.config_path.is_file():
+            continue
+        try:
+            config = store.config()
+            usages = store.usages() if store.usage_path.is_file() else []
+        except (OSError, ValueError):
+            continue
+        spec = str(config.get("judge", ""))
+        if spec.startswith("replay:"):
+            warnings.append(f"{path}: judge {spec} replays recorded replies, so it cannot vary")
+        judge = json.dumps([spec, config.get("model"), config.get("parameters")], sort_keys=True)
+        calls = sum(u.usage.calls for u in usages)
+        cached = sum(u.usage.cached_calls for u in usages)
+        groups[f"{judge}|{_repeat_index(config)}"].append((str(path), calls, cached))
+    for key, members in sorted(groups.items()):
+        if len(members) < 2 or not any(cached for _, _, cached in members):
+            continue
+        shares = "; ".join(f"{p}: {c} of {n + c} replies from the cache" for p, n, c in members)
+        warnings.append(
+            f"runs with the same judge and repeat index {key.rsplit('|', 1)[1]} reused cached "
+            f"replies ({shares}): their decisions repeat one another, so the variance is not "
+            "the judge's; grade repeats with `groundeval run --repeat-index K` (K = 1, 2, ...)"
+        )
+    return warnings

@@ -50,7 +50,7 @@ def build(root: Path, n: int) -> None:
 
 
 def bare_json(root: Path) -> None:
-    for line in (root / "results.jsonl").read_text().splitlines():
+    for line in (root / "results.jsonl").read_text().split("\n")[:-1]:
         json.loads(line)
     for path in sorted((root / "state").rglob("*.json")):
         json.loads(path.read_bytes())

@@ -25,7 +25,7 @@ def mount(app: typer.Typer) -> None:
         sub = getattr(bench, name, None)
         if sub is not None:
             app.add_typer(sub, name=name.removesuffix("_app"))
-    for name in ("agree_command", "leaderboard_command"):
+    for name in ("agree_command", "leaderboard_command", "compare_command"):
         command = getattr(bench, name, None)
         if command is not None:
             app.command(name.removesuffix("_command"))(command)

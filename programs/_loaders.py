@@ -138,7 +138,7 @@ def _documents(path: Path, issues: list[ProgramIssue]) -> list[_Doc]:
 
 def _jsonl_docs(path: Path, text: str, issues: list[ProgramIssue]) -> list[_Doc]:
     docs: list[_Doc] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # never splitlines()
         if not line.strip():
             continue
         try:
@@ -244,4 +244,14 @@ def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]
                 if name not in known:
                     message = f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}"
                     issues.append(ProgramIssue(str(path), f"{where}.ground.{kind}", message))
+            for k, opinion in enumerate(q.ground.agree_with):
+                if opinion.proposer not in proposers:
+                    known_names = ", ".join(sorted(proposers))
+                    message = f"unknown proposer {opinion.proposer!r}; known: {known_names}"
+                    place = f"{where}.ground.agree_with[{k}]"
+                    issues.append(ProgramIssue(str(path), place, message))
+            from groundeval.grounding.proposers.yolo import weights_issues  # pickles: issue 12
+
+            for field, message in weights_issues(q.ground):
+                issues.append(ProgramIssue(str(path), f"{where}.ground.{field}", message))
     return issues

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from groundeval.programs._model import Program
+from groundeval.programs._model import Program, Question, dependency_order
 from groundeval.programs._run import load_run_programs, write_summary
+from groundeval.programs._runner import Kind, decide_by_check, skipped_decision
 from groundeval.programs.scoring import get_protocol
-from groundeval.state._records import Decision, ItemResult, ItemUsage, Outcome, Override, StateFile
-from groundeval.state._store import RunStore, RunStoreError, atomic_write, iter_jsonl
+from groundeval.state._records import Decision, ItemResult, ItemUsage, Override, StateFile
+from groundeval.state._store import (
+    RunStore,
+    RunStoreError,
+    atomic_write,
+    iter_jsonl,
+    record_line,
+)
+
+OverrideOutcome = Literal["pass", "fail", "withheld", "error"]
 
 
 class OverrideRow(BaseModel):
@@ -23,7 +36,7 @@ class OverrideRow(BaseModel):
 
     item: str
     question: str
-    outcome: Outcome
+    outcome: OverrideOutcome
     note: str = ""
     author: str = ""
     score: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -44,65 +57,246 @@ def load_overrides(path: Path) -> dict[tuple[str, str], OverrideRow]:
 
 @dataclass
 class RescoreReport:
-    """How many items and decisions a rescore touched."""
+    """What a rescore did: items, re-run checks, overrides, and what still needs work."""
 
     items: int
     rechecked: int
     overridden: int
     unknown_overrides: list[str]
+    pending: list[str] = field(default_factory=list)
+    """``item/question`` awaiting a judge answer or a grounding (``run --resume`` asks them)."""
+    broken_states: dict[str, str] = field(default_factory=dict)
+    """State files that do not parse -> the problem (their decisions became ``error``)."""
+    changed: int = 0
+    """Items whose result changed."""
+    archived: int = 0
+    """Overrides appended to the run's overrides.jsonl."""
 
 
-def rescore_run(run: Path, overrides: Path | None = None) -> RescoreReport:
-    """Recompute every score from state files and stored decisions; apply overrides."""
-    from groundeval.programs._checks import CheckError, run_check
+def rescore_run(
+    run: Path,
+    overrides: Path | None = None,
+    *,
+    author: str = "",
+    now: datetime | None = None,
+) -> RescoreReport:
+    """Recompute every decision a check makes and every score; apply and archive overrides.
 
+    Checks get the states the run gave them (own, ``uses``, grounded ``requires``,
+    other questions' states for ``question=``). Questions below an overridden parent
+    are decided again: by their check when its state exists, else they become
+    ``pending`` for ``run --resume``. Applied overrides are appended to
+    ``RUN/overrides.jsonl`` with author (row, else ``author``, else the login
+    name), note and time. With nothing to change, results.jsonl and summary.json
+    come out byte-identical. The run folder is locked while this runs.
+    """
     store = RunStore(run)
     store.config()
-    programs = load_run_programs(store)
     rows = load_overrides(overrides) if overrides else {}
-    used: set[tuple[str, str]] = set()
-    rechecked = overridden = 0
-    results: list[ItemResult] = []
-    for result in sorted(store.results(), key=lambda r: r.item_id):
-        program = programs.get(result.program_id)
-        if program is None:
-            raise RunStoreError(f"{store.programs_path}: no program {result.program_id!r}")
-        decisions: list[Decision] = []
-        states: dict[str, StateFile] = {}
+    with store.lock("rescore"):
+        programs = load_run_programs(store)
+        work = _Rescore(store, rows, author or _login())
+        before = sorted(store.results(), key=lambda r: r.item_id)
+        results = []
+        for result in before:
+            program = programs.get(result.program_id)
+            if program is None:
+                raise RunStoreError(f"{store.programs_path}: no program {result.program_id!r}")
+            results.append(work.item(program, result))
+        changed = sum(a != b for a, b in zip(before, results, strict=True))
+        store.finalize(results, usage=False)  # rescoring changes grades, never costs
+        write_summary(store, results, changed=changed > 0)
+        archived = _archive(store, work.applied, overrides, now or datetime.now(UTC))
+    unknown = sorted(
+        f"{i}/{q}" + (f" ({work.unreached[(i, q)]})" if (i, q) in work.unreached else "")
+        for i, q in set(rows) - {(a.item, a.question) for a, _, _ in work.applied}
+    )
+    return RescoreReport(
+        items=len(results),
+        rechecked=work.rechecked,
+        overridden=len(work.applied),
+        unknown_overrides=unknown,
+        pending=work.pending,
+        broken_states=work.broken,
+        changed=changed,
+        archived=archived,
+    )
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
+
+
+class _Rescore:
+    """One rescore pass: the run's rule for every question, overrides on top."""
+
+    def __init__(self, store: RunStore, rows: dict[tuple[str, str], OverrideRow], author: str):
+        self.store = store
+        self.rows = rows
+        self.author = author
+        self.rechecked = 0
+        self.applied: list[tuple[OverrideRow, Decision, Override]] = []
+        self.unreached: dict[tuple[str, str], str] = {}
+        self.pending: list[str] = []
+        self.broken: dict[str, str] = {}
+
+    def item(self, program: Program, result: ItemResult) -> ItemResult:
+        """The item re-decided: gates, then hard questions in dependency order."""
+        if result.status == "error" and not result.decisions:
+            return result  # never graded (no image): nothing to rescore
+        item = _ItemState(result)
         for d in result.decisions:
-            if d.source == "check" and d.state_file and d.check is not None:
-                if d.state_file not in states:
-                    states[d.state_file] = store.read_state(d.state_file)
-                state = states[d.state_file]
-                question = program.question(d.question_id)
-                if question.check is not None:
-                    try:
-                        trace = run_check(question.check, state)
-                    except CheckError as exc:
-                        raise RunStoreError(f"{d.state_file}: check no longer runs: {exc}") from exc
-                    d = d.model_copy(
-                        update={
-                            "check": trace,
-                            "score": trace.score,
-                            "reason": trace.trace,
-                            "outcome": "pass" if trace.score >= 1.0 else "fail",
-                        }
-                    )
-                    rechecked += 1
-            key = (result.item_id, d.question_id)
-            if key in rows:
-                d = _apply(d, rows[key])
-                used.add(key)
-                overridden += 1
-            decisions.append(d)
-        results.append(_rescored(program, result, decisions))
-    store.finalize(results, usage=False)  # rescoring changes grades, never costs
-    write_summary(store, results)
-    unknown = sorted(f"{i}/{q}" for i, q in set(rows) - used)
-    return RescoreReport(len(results), rechecked, overridden, unknown)
+            if d.state_file and d.state_file not in item.paths.values():
+                if d.state_file in item.broken:
+                    continue
+                try:
+                    state = self.store.read_state(d.state_file)
+                except RunStoreError as exc:
+                    item.broken[d.state_file] = str(exc)
+                    continue
+                item.states[state.question_id] = state
+                item.paths[state.question_id] = d.state_file
+        self.broken.update(item.broken)
+        gates: list[Decision] = []
+        stopped: Decision | None = None
+        for g in program.gates:
+            if stopped is not None and g.id not in item.stored:
+                self._unreached(result.item_id, g.id, stopped)
+                continue
+            d = self._settle(program, item, g, "gate", {})
+            gates.append(d)
+            if d.outcome != "pass" and stopped is None:
+                stopped = d
+        if stopped is not None:  # as in a run, the hard questions are not part of the item
+            for q in program.hard:
+                self._unreached(result.item_id, q.id, stopped)
+            # ... but a human's word is never dropped (and comes back if the gate passes)
+            human = [item.stored[q.id] for q in program.hard if q.id in item.stored]
+            human = [d for d in human if d.source == "human"]
+            gate_failed = stopped.question_id if stopped.outcome == "fail" else None
+            return self._scored(program, result, [*gates, *human], gate_failed)
+        decided: dict[str, Decision] = {}
+        for q in dependency_order(program.hard):
+            decided[q.id] = self._settle(program, item, q, "hard", decided)
+        return self._scored(program, result, [*gates, *(decided[q.id] for q in program.hard)], None)
+
+    def _unreached(self, item_id: str, question_id: str, gate: Decision) -> None:
+        why = f"not applied: gate {gate.question_id} is {gate.outcome}"
+        self.unreached[(item_id, question_id)] = why
+
+    def _settle(
+        self,
+        program: Program,
+        item: _ItemState,
+        q: Question,
+        kind: Kind,
+        decided: dict[str, Decision],
+    ) -> Decision:
+        d = self._redecide(program, item, q, kind, decided)
+        row = self.rows.get((item.result.item_id, q.id))
+        if row is not None:
+            before = Override(outcome=d.outcome, score=d.score, source=d.source, reason=d.reason)
+            d = _apply(d, row, self.author)
+            self.applied.append((row, d, before))
+        if d.outcome == "pending":
+            self.pending.append(f"{item.result.item_id}/{q.id}")
+        return d
+
+    def _redecide(
+        self,
+        program: Program,
+        item: _ItemState,
+        q: Question,
+        kind: Kind,
+        decided: dict[str, Decision],
+    ) -> Decision:
+        d = item.stored.get(q.id)
+        if d is not None and d.source == "human":
+            return d
+        if d is not None and d.state_file in item.broken:
+            return d.model_copy(
+                update={
+                    "outcome": "error",
+                    "score": 0.0,
+                    "reason": f"state file cannot be read ({item.broken[d.state_file]}); "
+                    "`groundeval run --resume` grounds this question again",
+                    "check": None,
+                }
+            )
+        blocker = next((decided[r] for r in q.requires if decided[r].outcome != "pass"), None)
+        if blocker is not None:
+            return skipped_decision(q, blocker)
+        source = None if q.is_direct else program.state_source(q)
+        if source is not None and source in item.states:
+            self.rechecked += 1
+            states = dict(item.states)
+            return decide_by_check(q, kind, states[source], item.paths[source], states)
+        if d is not None and d.source != "skipped":
+            return d  # a judge's answer, or an error that left no state file
+        was = (
+            f"was not asked before (the decision said: {d.reason})"
+            if d is not None
+            else "was never decided"
+        )
+        needs = "a judge answer" if q.is_direct else "its grounding"
+        return Decision(
+            question_id=q.id,
+            kind=kind,
+            outcome="pending",
+            score=0.0,
+            source="judge" if q.is_direct else "check",
+            reason=f"pending: needs {needs}; it {was}; "
+            "`groundeval run --resume` with the run's arguments decides it",
+        )
+
+    @staticmethod
+    def _scored(
+        program: Program, result: ItemResult, decisions: list[Decision], gate_failed: str | None
+    ) -> ItemResult:
+        errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
+        pending = [d.question_id for d in decisions if d.outcome == "pending"]
+        if pending:
+            note = (
+                f"pending: {', '.join(pending)} await(s) a judge answer or grounding after an "
+                "override; run `groundeval run --resume` with the run's arguments"
+            )
+            return result.model_copy(
+                update={
+                    "decisions": decisions,
+                    "gate_failed": gate_failed,
+                    "status": "pending",
+                    "scores": {},
+                    "error": "; ".join([note, *errors]),
+                }
+            )
+        scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
+        return result.model_copy(
+            update={
+                "decisions": decisions,
+                "gate_failed": gate_failed,
+                "status": scored.status,
+                "scores": scored.scores,
+                "error": "; ".join(errors) or None,
+            }
+        )
 
 
-def _apply(d: Decision, row: OverrideRow) -> Decision:
+@dataclass
+class _ItemState:
+    result: ItemResult
+    states: dict[str, StateFile] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    stored: dict[str, Decision] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stored = {d.question_id: d for d in self.result.decisions}
+
+
+def _apply(d: Decision, row: OverrideRow, author: str) -> Decision:
     original = d.original or Override(
         outcome=d.outcome, score=d.score, source=d.source, reason=d.reason
     )
@@ -114,42 +308,76 @@ def _apply(d: Decision, row: OverrideRow) -> Decision:
             "source": "human",
             "reason": row.note or f"overridden to {row.outcome}",
             "note": row.note,
-            "author": row.author,
+            "author": row.author or author,
             "original": original,
         }
     )
 
 
-def _rescored(program: Program, result: ItemResult, decisions: list[Decision]) -> ItemResult:
-    gates = [d for d in decisions if d.kind == "gate"]
-    gate_failed = next((d.question_id for d in gates if d.outcome == "fail"), None)
-    asked = {d.question_id for d in decisions}
-    missing = [q.id for q in program.questions if q.id not in asked]
-    if gate_failed is None and missing:
-        error = (
-            f"no decision for {', '.join(missing)} (a gate was overridden to pass?): "
-            "grade the item again with `groundeval run --resume` after removing it"
+class ArchivedOverride(BaseModel):
+    """One line of ``RUN/overrides.jsonl``: who overruled what, when, and what it was."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    time: str
+    """UTC, ISO 8601, when the rescore applied it."""
+    author: str
+    item: str
+    question: str
+    outcome: OverrideOutcome
+    score: float
+    note: str = ""
+    previous: Override | None = None
+    """The decision just before this override (a judge's, a check's or an earlier human's)."""
+    original: Override | None = None
+    """The machine decision the first override replaced."""
+    file: str = ""
+    """The overrides file it came from."""
+
+
+def read_override_archive(store: RunStore) -> list[ArchivedOverride]:
+    """Every override ever applied to the run, oldest first (empty when none)."""
+    if not store.overrides_path.exists():
+        return []
+    out = []
+    for number, raw in iter_jsonl(store.overrides_path):
+        try:
+            out.append(ArchivedOverride.model_validate(raw))
+        except ValidationError as exc:
+            raise RunStoreError(f"{store.overrides_path}:{number}: invalid entry: {exc}") from exc
+    return out
+
+
+def _archive(
+    store: RunStore,
+    applied: list[tuple[OverrideRow, Decision, Override]],
+    source: Path | None,
+    when: datetime,
+) -> int:
+    """Append the applied overrides to ``RUN/overrides.jsonl`` (one fsync'd write)."""
+    if not applied:
+        return 0
+    stamp = when.astimezone(UTC).isoformat(timespec="seconds")
+    lines = []
+    for row, d, previous in applied:
+        entry = ArchivedOverride(
+            time=stamp,
+            author=d.author,
+            item=row.item,
+            question=row.question,
+            outcome=row.outcome,
+            score=d.score,
+            note=row.note,
+            previous=previous,
+            original=d.original,
+            file=str(source) if source else "",
         )
-        return result.model_copy(
-            update={
-                "decisions": decisions,
-                "gate_failed": None,
-                "status": "error",
-                "scores": {},
-                "error": error,
-            }
-        )
-    scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
-    errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
-    return result.model_copy(
-        update={
-            "decisions": decisions,
-            "gate_failed": gate_failed,
-            "status": scored.status,
-            "scores": scored.scores,
-            "error": "; ".join(errors) or None,
-        }
-    )
+        lines.append(record_line(entry))
+    with store.overrides_path.open("a", encoding="utf-8") as handle:
+        handle.write("".join(lines))
+        handle.flush()
+        os.fsync(handle.fileno())
+    return len(lines)
 
 
 def merge_runs(out: Path, shards: list[Path]) -> int:
@@ -166,6 +394,12 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
                 f"{shard}/run.json: differs from {shards[0]} in {', '.join(changed)}"
             )
     target = RunStore(out)
+    with target.lock("merge into"):
+        return _merge_locked(target, shards, base)
+
+
+def _merge_locked(target: RunStore, shards: list[Path], base: dict[str, object]) -> int:
+    out = target.root
     if target.config_path.exists():
         raise RunStoreError(f"{out}: already holds a run; merge into a new folder")
     programs: dict[str, dict[str, object]] = {}
@@ -185,6 +419,9 @@ def merge_runs(out: Path, shards: list[Path]) -> int:
         for folder in ("state", "evidence"):
             if (shard / folder).is_dir():
                 shutil.copytree(shard / folder, out / folder, dirs_exist_ok=True)
+        if source.overrides_path.exists():  # the audit trail travels with the decisions
+            with target.overrides_path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(record_line(a) for a in read_override_archive(source)))
         usages = {u.item_id: u for u in source.usages()}
         for result in source.results():
             target.append(result, usages.get(result.item_id, ItemUsage(item_id=result.item_id)))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import sys
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -14,7 +17,7 @@ from groundeval.programs._loaders import dump_programs_jsonl
 from groundeval.programs._model import Program, check_id
 from groundeval.programs._runner import ItemInput, grade_item
 from groundeval.programs.scoring import get_protocol
-from groundeval.state._records import ItemResult, ItemUsage, Usage
+from groundeval.state._records import ItemResult, ItemUsage, StateFile, Usage
 from groundeval.state._store import RunStore, RunStoreError, iter_jsonl, shard_of
 from groundeval.state._version import toolkit_version
 
@@ -141,6 +144,8 @@ class RunReport:
     skipped: int
     usage: Usage
     summary: dict[str, Any]
+    reasked: dict[str, list[str]] = field(default_factory=dict)
+    """Resume: items graded again although they had a result, and why (error, pending...)."""
 
 
 async def run_items(
@@ -154,11 +159,48 @@ async def run_items(
     shard: Shard | None = None,
     progress: Callable[[int, int], None] | None = None,
     executor: Executor | None = None,
+    repeat_index: int = 0,
 ) -> RunReport:
-    """Grade items into ``out``; with ``resume``, finished items are kept and errors redone."""
+    """Grade items into ``out``; with ``resume``, finished items are kept and the rest redone.
+
+    On resume an item is graded again when it has status ``error``, any ``error``
+    or ``pending`` decision, or a state file that does not parse; its settled
+    decisions (and every human override) are kept, so only the rest is asked.
+    ``repeat_index`` is recorded in run.json (the judge folds it into its cache key),
+    so ``agree`` can tell repeats that share cached replies from fresh samples.
+    The run folder is locked for the whole run: a second writer is refused.
+    """
     if shard is not None:
         items = [i for i in items if shard_of(i.item_id, shard.count) == shard.index]
     store = RunStore(out)
+    with store.lock("resume" if resume else "write into"):
+        return await _run_locked(
+            items,
+            store=store,
+            judge=judge,
+            config=config,
+            concurrency=concurrency,
+            resume=resume,
+            shard=shard,
+            progress=progress,
+            executor=executor,
+            repeat_index=repeat_index,
+        )
+
+
+async def _run_locked(
+    items: list[ItemInput],
+    *,
+    store: RunStore,
+    judge: Judge,
+    config: dict[str, Any] | None,
+    concurrency: int,
+    resume: bool,
+    shard: Shard | None,
+    progress: Callable[[int, int], None] | None,
+    executor: Executor | None,
+    repeat_index: int,
+) -> RunReport:
     programs = list({i.program.id: i.program for i in items}.values())
     full_config = {
         "toolkit_version": toolkit_version(),
@@ -166,16 +208,36 @@ async def run_items(
         "model": judge.model,
         "parameters": judge.params,
         "shard": str(shard) if shard else None,
+        "repeat_index": repeat_index,
         **(config or {}),
     }
     store.start(full_config, dump_programs_jsonl(programs), resume=resume)
-    done = store.finished_ids() if resume else set()
-    todo = [i for i in items if i.item_id not in done]
+    prior = {r.item_id: r for r in store.results()} if resume else {}
+    earlier_usage = {u.item_id: u for u in store.usages()} if resume else {}
+    reasked: dict[str, list[str]] = {}
+    todo: list[ItemInput] = []
+    for item in items:
+        before = prior.get(item.item_id)
+        if before is None:
+            todo.append(item)
+            continue
+        why = store.needs_work(before)
+        if why:
+            reasked[item.item_id] = why
+            todo.append(_with_prior(store, item, before))
     usage = Usage()
     finished = 0
 
     def on_result(result: ItemResult, item_usage: ItemUsage) -> None:
         nonlocal usage, finished
+        spent = earlier_usage.get(result.item_id)
+        if spent is not None:  # a re-graded item's usage counts every call it ever made
+            item_usage = item_usage.model_copy(
+                update={
+                    "usage": spent.usage.add(item_usage.usage),
+                    "seconds": round(spent.seconds + item_usage.seconds, 4),
+                }
+            )
         store.append(result, item_usage)
         usage = usage.add(item_usage.usage)
         finished += 1
@@ -186,32 +248,128 @@ async def run_items(
     await runner.grade(todo, judge=judge, store=store, on_result=on_result)
     wanted = {i.item_id for i in items}
     results = store.finalize([r for r in store.results() if r.item_id in wanted])
-    summary = write_summary(store, results)
-    return RunReport(results, len(todo), len(items) - len(todo), usage, summary)
+    summary = write_summary(store, results, changed=bool(todo) and bool(prior))
+    return RunReport(results, len(todo), len(items) - len(todo), usage, summary, reasked)
 
 
-def write_summary(store: RunStore, results: list[ItemResult]) -> dict[str, Any]:
-    """summary.json / summary.csv from results, one section per scoring protocol used."""
+def _with_prior(store: RunStore, item: ItemInput, before: ItemResult) -> ItemInput:
+    """The item with its earlier result and readable state files (for a partial re-grade)."""
+    if before.program_id != item.program.id:
+        return item
+    states: dict[str, tuple[StateFile, str]] = {}
+    for d in before.decisions:
+        if d.state_file and all(path != d.state_file for _, path in states.values()):
+            try:
+                state = store.read_state(d.state_file)
+            except RunStoreError:
+                continue  # damaged or missing: that question is grounded again
+            states[state.question_id] = (state, d.state_file)
+    return dataclasses.replace(item, prior=before, prior_states=states)
+
+
+STATUSES = ("scored", "withheld", "error", "pending")
+_PROBLEMS = ("error", "withheld", "pending")
+
+
+def problem_counts(results: list[ItemResult]) -> dict[str, int]:
+    """Items and decisions that are error, withheld or pending, for one summary cell."""
+    cell = {"items": len(results)}
+    for outcome in _PROBLEMS:
+        cell[f"{outcome}_items"] = sum(r.status == outcome for r in results)
+        cell[f"{outcome}_decisions"] = sum(
+            d.outcome == outcome for r in results for d in r.decisions
+        )
+    return cell
+
+
+def problems_section(results: list[ItemResult], top: int = 20) -> dict[str, Any]:
+    """Error/withheld/pending counts overall and per tag value, and their commonest reasons.
+
+    Every cell of every table can say how many of its items and decisions are not
+    scores; the reasons (with an example item) lead to the item pages.
+    """
+    by_tag: dict[str, dict[str, list[ItemResult]]] = {}
+    for r in results:
+        for key, value in r.tags.items():
+            by_tag.setdefault(key, {}).setdefault(value, []).append(r)
+    reasons: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], str] = {}
+    for r in results:
+        found = [
+            (d.outcome, d.question_id, d.reason) for d in r.decisions if d.outcome in _PROBLEMS
+        ]
+        if r.status == "error" and not r.decisions:
+            found.append(("error", "", r.error or "no reason recorded"))
+        for outcome, question, reason in found:
+            slot = (outcome, " ".join(reason.split())[:160])
+            reasons[slot] += 1
+            example.setdefault(slot, f"{r.item_id}/{question}" if question else r.item_id)
+    return {
+        "overall": problem_counts(results),
+        "by_tag": {
+            key: {value: problem_counts(group) for value, group in sorted(groups.items())}
+            for key, groups in sorted(by_tag.items())
+        },
+        "reasons": [
+            {"outcome": o, "reason": text, "count": n, "example": example[(o, text)]}
+            for (o, text), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        ],
+    }
+
+
+def write_summary(
+    store: RunStore, results: list[ItemResult], *, changed: bool = False
+) -> dict[str, Any]:
+    """summary.json / summary.csv from results, one section per scoring protocol used.
+
+    Sections something else added to an earlier summary.json (the demo's accuracy
+    against the truth) are carried over; with ``changed`` (a rescore that changed
+    grades) they are listed under ``not_recomputed``, since they describe the old grades.
+    """
+    from groundeval.benchmarks._intervals import add_intervals, interval_config
+
     by_protocol: dict[str, list[ItemResult]] = {}
     for r in results:
         by_protocol.setdefault(r.scoring, []).append(r)
     summary: dict[str, Any] = {
         "items": len(results),
-        "status": {s: sum(r.status == s for r in results) for s in ("scored", "withheld", "error")},
+        "status": {s: sum(r.status == s for r in results) for s in STATUSES},
         "protocols": {},
+        "problems": problems_section(results),
     }
     rows: list[dict[str, Any]] = []
     for name, group in sorted(by_protocol.items()):
         protocol = get_protocol(name)
-        summary["protocols"][name] = protocol.summarize(group)
+        summary["protocols"][name] = add_intervals(  # m_ci95 beside every metric (issue 14)
+            name, group, protocol.summarize(group), interval_config(store)
+        )
         rows += [{"protocol": name, **row} for row in protocol.summary_rows(group)]
     usages = store.usages()
     total = Usage()
     for u in usages:
         total = total.add(u.usage)
     summary["usage"] = total.model_dump(mode="json", exclude={"seconds"})
+    earlier = _earlier_sections(store, set(summary))
+    stale = set(earlier.pop("not_recomputed", []))
+    summary.update(earlier)
+    if changed:
+        stale |= set(earlier)
+    if stale:
+        summary["not_recomputed"] = sorted(stale)
     store.write_summary(summary, rows)
     return summary
+
+
+def _earlier_sections(store: RunStore, own: set[str]) -> dict[str, Any]:
+    """Sections of the existing summary.json that this module does not compute."""
+    path = store.root / "summary.json"
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(earlier, dict):
+        return {}
+    return {k: v for k, v in earlier.items() if k not in own or k == "not_recomputed"}
 
 
 def load_run_programs(store: RunStore) -> dict[str, Program]:

@@ -3,6 +3,10 @@
 Judge calls are few and batched: all judge-decided gates in one call, the direct
 hard questions of each dependency wave in one call. A failed gate stops the item;
 a question whose ``requires`` did not pass is never asked. Errors stay errors.
+
+Resuming an item (``ItemInput.prior``) keeps its settled decisions (pass, fail,
+withheld and every human override) and the state files they read, and decides
+only the rest: ``error`` and ``pending`` questions, skips, and what they unblock.
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ class ItemInput:
     program: Program
     images: list[Path] = field(default_factory=list)
     answer_text: str | None = None
+    prior: ItemResult | None = None
+    """The item's earlier result when resuming: settled decisions are kept."""
+    prior_states: dict[str, tuple[StateFile, str]] = field(default_factory=dict)
+    """Source question id -> (state, path in the run) of ``prior``'s readable state files."""
 
 
 class EvidenceSink(Protocol):
@@ -66,6 +74,9 @@ class _ItemContext:
     usage: Usage = field(default_factory=Usage)
     states: dict[str, StateFile] = field(default_factory=dict)
     state_paths: dict[str, str] = field(default_factory=dict)
+    kept: dict[str, Decision] = field(default_factory=dict)
+    """Decisions carried over from ``item.prior`` (resume): never decided again."""
+    prior_states: dict[str, tuple[StateFile, str]] = field(default_factory=dict)
 
 
 async def grade_item(
@@ -94,6 +105,9 @@ async def grade_item(
         parameters=dict(judge.params),
     )
     ctx = _ItemContext(item, judge, sink, images, provenance)
+    if item.prior is not None and item.prior.image_sha256 == [i.part.sha256 for i in images]:
+        ctx.kept = settled_decisions(item.prior, item.prior_states)
+        ctx.prior_states = dict(item.prior_states)  # else new images: nothing earlier counts
     decisions, gate_failed = await _decide(ctx)
     scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
     errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
@@ -113,6 +127,27 @@ async def grade_item(
         seconds=round(time.perf_counter() - started, 4),
     )
     return result, usage
+
+
+def settled_decisions(
+    prior: ItemResult, states: dict[str, tuple[StateFile, str]]
+) -> dict[str, Decision]:
+    """Decisions a resume keeps: human ones, and pass/fail/withheld with readable evidence.
+
+    Errors, pending questions and skips are decided again (a skip is free and its
+    parent may change); a decision whose state file is missing or damaged is too.
+    """
+    readable = {path for state, path in states.values() if state.status != "error"}
+    return {
+        d.question_id: d
+        for d in prior.decisions
+        if d.source == "human"
+        or (
+            d.outcome in ("pass", "fail", "withheld")
+            and d.source != "skipped"
+            and (d.state_file is None or d.state_file in readable)
+        )
+    }
 
 
 def _item_usage(judge: Judge, item_id: str, asked: Usage) -> Usage:
@@ -147,7 +182,12 @@ async def _decide_wave(
     direct: list[Question] = []
     for q in questions:
         blocker = next((decided[r] for r in q.requires if decided[r].outcome != "pass"), None)
-        if blocker is not None:
+        if q.id in ctx.kept:
+            out[q.id] = ctx.kept[q.id]
+            source = ctx.item.program.state_source(q)
+            if source is not None:
+                _reuse_state(ctx, source)  # later checks and ``uses`` read it
+        elif blocker is not None:
             out[q.id] = _skipped(q, blocker)
         elif q.is_direct:
             direct.append(q)
@@ -158,6 +198,11 @@ async def _decide_wave(
     if direct:
         out.update(await _ask(ctx, direct, kind))
     return [out[q.id] for q in questions]
+
+
+def skipped_decision(q: Question, blocker: Decision) -> Decision:
+    """A question not asked because its parent did not pass (outcome: the parent's)."""
+    return _skipped(q, blocker)
 
 
 def _skipped(q: Question, blocker: Decision) -> Decision:
@@ -210,12 +255,22 @@ async def _ask(ctx: _ItemContext, questions: list[Question], kind: Kind) -> dict
 
 
 async def _decide_grounded(ctx: _ItemContext, q: Question, kind: Kind) -> Decision:
-    from groundeval.programs._checks import CheckError, run_check
-
     source = ctx.item.program.state_source(q)
     assert source is not None  # the program validator guarantees a state source
     state = await _state_for(ctx, source)
     path = ctx.state_paths.get(source)
+    return decide_by_check(q, kind, state, path, dict(ctx.states))
+
+
+def decide_by_check(
+    q: Question, kind: Kind, state: StateFile, path: str | None, states: dict[str, StateFile]
+) -> Decision:
+    """A grounded question's decision from its state (the runner's and rescore's one rule).
+
+    ``states`` maps question ids to the item's other states (cross-question checks).
+    """
+    from groundeval.programs._checks import CheckError, run_check
+
     if state.status != "grounded":
         outcome: Outcome = "withheld" if state.status == "withheld" else "error"
         return Decision(
@@ -229,7 +284,7 @@ async def _decide_grounded(ctx: _ItemContext, q: Question, kind: Kind) -> Decisi
         )
     assert q.check is not None
     try:
-        trace = run_check(q.check, state, extra_states=dict(ctx.states))
+        trace = run_check(q.check, state, extra_states=states)
     except CheckError as exc:
         return Decision(
             question_id=q.id,
@@ -256,6 +311,9 @@ async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:
     """Ground a question once; later ``uses`` read the same state."""
     if source_id in ctx.states:
         return ctx.states[source_id]
+    reused = _reuse_state(ctx, source_id)
+    if reused is not None:
+        return reused
     q = ctx.item.program.question(source_id)
     assert q.ground is not None
     item_id = ctx.item.item_id
@@ -264,7 +322,7 @@ async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:
     else:
         image = ctx.images[int(q.ground.params.get("image", 0))]
         state = await run_grounding(
-            image_bgr=image.bgr,
+            image_bgr=await asyncio.to_thread(lambda: image.bgr),  # decoded on first use
             image=image.part,
             spec=q.ground,
             ask=q.ask,
@@ -277,6 +335,19 @@ async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:
     ctx.states[source_id] = state
     if ctx.sink is not None:
         ctx.state_paths[source_id] = ctx.sink.write_state(state)
+    return state
+
+
+def _reuse_state(ctx: _ItemContext, source_id: str) -> StateFile | None:
+    """A resumed item's earlier state for this source, unless it was an error."""
+    if source_id in ctx.states:
+        return ctx.states[source_id]
+    found = ctx.prior_states.get(source_id)
+    if found is None or found[0].status == "error":
+        return None
+    state, path = found
+    ctx.states[source_id] = state
+    ctx.state_paths[source_id] = path
     return state
 
 

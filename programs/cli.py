@@ -30,14 +30,31 @@ def _load_checks(checks: list[Path] | None) -> None:
         load_check_module(path)
 
 
+MODELS_DIR_HELP = "Directory whose .pt weights programs may load (pickles run code)."
+
+
+def _trust_models(models_dir: Path | None) -> None:
+    """Trust the user's --models-dir for pickled weights (none otherwise; .onnx always)."""
+    from groundeval.grounding.proposers.yolo import WeightsError, set_models_dir
+
+    if models_dir is None:
+        return
+    try:
+        set_models_dir(models_dir)
+    except WeightsError as exc:
+        raise _fail(str(exc), 2) from exc
+
+
 @app.command()
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Program files (.yaml, .json, .jsonl).")],
     checks: Annotated[
         list[Path] | None, typer.Option("--checks", help="Python module with named checks.")
     ] = None,
+    models_dir: Annotated[Path | None, typer.Option(help=MODELS_DIR_HELP)] = None,
 ) -> None:
     """Check program files; print every problem with file, place, expected and got."""
+    _trust_models(models_dir)
     from groundeval.programs._loaders import ProgramFileError, load_program_files
 
     _load_checks(checks)
@@ -67,7 +84,13 @@ def run(
         typer.Option(help="offline | gemini:<model> | openai:<model>@<url> | replay:<cassette>"),
     ] = "offline",
     concurrency: Annotated[int, typer.Option(min=1, help="Items graded at once.")] = 8,
-    resume: Annotated[bool, typer.Option(help="Keep finished items, redo errors.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Keep finished items; re-grade items with error or pending decisions "
+            "or damaged state files (only those questions are asked again)."
+        ),
+    ] = False,
     shard: Annotated[str | None, typer.Option(help="i/n: grade one shard of the items.")] = None,
     checks: Annotated[
         list[Path] | None, typer.Option(help="Python module with named checks.")
@@ -103,8 +126,24 @@ def run(
             min=1, help="Ray: items one task grades at once (raise for judge-bound runs)."
         ),
     ] = 1,
+    allow_drafts: Annotated[
+        bool, typer.Option(help="Grade programs still marked status: draft (groundeval author).")
+    ] = False,
+    ci_resamples: Annotated[
+        int, typer.Option(min=1, help="Bootstrap resamples per interval in summary.json.")
+    ] = 2000,
+    repeat_index: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Repeat k of a stability study: k > 0 samples the judge again instead of "
+            "replaying cached replies (recorded in run.json).",
+        ),
+    ] = 0,
+    models_dir: Annotated[Path | None, typer.Option(help=MODELS_DIR_HELP)] = None,
 ) -> None:
     """Grade items into a run folder (resumable, shardable)."""
+    _trust_models(models_dir)
     from groundeval.grounding._command import parse_params
     from groundeval.judges import build_judge
     from groundeval.programs._loaders import ProgramFileError, load_program_files
@@ -123,6 +162,14 @@ def run(
         raise _fail("give exactly one of --images DIR or --manifest FILE", 2)
     try:
         loaded = load_program_files(programs)
+        drafts = [p.id for p in loaded if p.status == "draft"]
+        if drafts and not allow_drafts:
+            raise _fail(
+                f"{len(drafts)} program(s) are unreviewed drafts ({', '.join(drafts[:5])}"
+                f"{', ...' if len(drafts) > 5 else ''}): approve them with groundeval author "
+                "review/apply, or pass --allow-drafts",
+                2,
+            )
         items = (
             items_from_images(loaded, images)
             if images is not None
@@ -138,6 +185,8 @@ def run(
             prices=str(prices) if prices else None,
             **parse_params(judge_param or []),
         )
+        if repeat_index:
+            judge_options["repeat_index"] = repeat_index  # folded into the cache key
         backend = build_judge(judge, **judge_options)
         runner = _executor(executor, ray_address, judge, judge_options, checks, items_per_task)
         config: dict[str, Any] = {
@@ -145,6 +194,8 @@ def run(
             "images": str(images) if images else None,
             "manifest": str(manifest) if manifest else None,
             "checks": [str(c) for c in checks or []],
+            # only when asked, so runs made before --ci-resamples still resume
+            **({"ci_resamples": ci_resamples} if ci_resamples != 2000 else {}),
         }
         report = asyncio.run(
             run_items(
@@ -157,6 +208,7 @@ def run(
                 shard=shard_spec,
                 progress=progress_printer("grading"),
                 executor=runner,
+                repeat_index=repeat_index,
             )
         )
     except ProgramFileError as exc:
@@ -166,6 +218,13 @@ def run(
     except (ItemsError, RunStoreError, ValueError, ImportError) as exc:
         raise _fail(str(exc)) from exc
     _print_run(report.summary, out, report.graded, report.skipped)
+    if report.reasked:
+        typer.echo(
+            f"  re-asked {len(report.reasked)} item(s) that had error or pending decisions "
+            "or damaged state files:"
+        )
+        for item_id, why in sorted(report.reasked.items())[:10]:
+            typer.echo(f"    {item_id}: {'; '.join(why)[:160]}")
 
 
 def _executor(
@@ -201,14 +260,46 @@ def default_cache_dir() -> Path:
 
 def _print_run(summary: dict[str, Any], out: Path, graded: int, skipped: int) -> None:
     status = summary["status"]
+    pending = f", {status['pending']} pending" if status.get("pending") else ""
     typer.echo(
         f"{out}: {summary['items']} items ({graded} graded now, {skipped} kept from before): "
         f"{status['scored']} scored, {status['withheld']} withheld, {status['error']} error"
+        f"{pending}"
     )
     for name, section in summary["protocols"].items():
         overall = section.get("overall", section)
-        shown = {k: v for k, v in overall.items() if isinstance(v, int | float) or v is None}
+        shown = {
+            k: v
+            for k, v in overall.items()
+            if isinstance(v, int | float) or v is None or k.endswith("_ci95")  # with intervals
+        }
         typer.echo(f"  {name}: {json.dumps(shown, sort_keys=True)}")
+    _print_problems(summary.get("problems"), out)
+
+
+def _print_problems(problems: dict[str, Any] | None, out: Path) -> None:
+    """Per cell: items and decisions that are error / withheld / pending, then the reasons."""
+    if not problems:
+        return
+    cells = [("overall", problems["overall"])]
+    for key, groups in problems.get("by_tag", {}).items():
+        cells += [(f"{key}={value}", cell) for value, cell in groups.items()]
+    if not any(c[f"{o}_decisions"] or c[f"{o}_items"] for _, c in cells for o in _PROBLEMS):
+        return
+    typer.echo("  not scored (items / decisions):")
+    typer.echo(f"    {'cell':<28}{'items':>7}{'error':>12}{'withheld':>12}{'pending':>12}")
+    for label, c in cells:
+        counts = "".join(f"{c[f'{o}_items']:>5} / {c[f'{o}_decisions']:<4}" for o in _PROBLEMS)
+        typer.echo(f"    {label[:27]:<28}{c['items']:>7}  {counts}")
+    for reason in problems.get("reasons", [])[:5]:
+        typer.echo(
+            f"    {reason['count']:>4} x {reason['outcome']}: {reason['reason'][:100]} "
+            f"(e.g. {reason['example']})"
+        )
+    typer.echo(f"  all reasons: {out / 'summary.json'} (problems), per item: groundeval report")
+
+
+_PROBLEMS = ("error", "withheld", "pending")
 
 
 @app.command()
@@ -218,25 +309,51 @@ def rescore(
     checks: Annotated[
         list[Path] | None, typer.Option(help="Python module with named checks.")
     ] = None,
+    author: Annotated[
+        str,
+        typer.Option(help="Who overrules, for rows without an author (default: login name)."),
+    ] = "",
 ) -> None:
-    """Recompute every score from the run's files (zero judge calls); apply overrides."""
+    """Recompute every score from the run's files (zero judge calls); apply overrides.
+
+    Applied overrides are archived in RUN/overrides.jsonl with author, note and time.
+    """
     from groundeval.programs._rescore import rescore_run
     from groundeval.state._store import RunStoreError
 
     _load_checks(checks)
     try:
-        report = rescore_run(run_dir, overrides)
+        report = rescore_run(run_dir, overrides, author=author)
     except RunStoreError as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
         f"{run_dir}: rescored {report.items} items, re-ran {report.rechecked} checks, "
-        f"applied {report.overridden} overrides"
+        f"applied {report.overridden} overrides ({report.changed} items changed)"
     )
+    if report.archived:
+        typer.echo(f"  archived {report.archived} override(s) in {run_dir / 'overrides.jsonl'}")
+    if report.pending:
+        typer.echo(
+            f"  {len(report.pending)} question(s) now pending (they depend on an override): "
+            f"{', '.join(report.pending[:10])}; `groundeval run --resume` asks only these"
+        )
+    failed = False
+    if report.broken_states:
+        failed = True
+        typer.echo(
+            f"error: {len(report.broken_states)} state file(s) cannot be read; their decisions "
+            "are now error and `groundeval run --resume` grounds them again:",
+            err=True,
+        )
+        for path, problem in sorted(report.broken_states.items())[:10]:
+            typer.echo(f"  {path}: {problem[:200]}", err=True)
     if report.unknown_overrides:
+        failed = True
         typer.echo(
             f"warning: overrides for unknown decisions: {', '.join(report.unknown_overrides)}",
             err=True,
         )
+    if failed:
         raise typer.Exit(1)
 
 
@@ -267,8 +384,10 @@ def main() -> None:
 def _mount_optional() -> None:
     """Subcommands whose modules live in other packages (ground, demo, report, benchmarks)."""
     from groundeval.programs import _cli_extra
+    from groundeval.programs._author_cli import author_app
 
     _cli_extra.mount(app)
+    app.add_typer(author_app, name="author")
 
 
 _mount_optional()

@@ -1,4 +1,4 @@
-"""The run folder: atomic writes, resume after a crash, shards and their merge.
+r"""The run folder: atomic writes, resume after a crash, shards and their merge.
 
 Layout::
 
@@ -9,14 +9,19 @@ Layout::
     RUN/state/<item>/<question>.json   grounding evidence
     RUN/evidence/<item>/...png         overlays, one per round
     RUN/summary.json, RUN/summary.csv
+    RUN/overrides.jsonl  every human override applied, with author, note and time
+    RUN/run.lock         held (flock) by the one process writing the folder
 
-Item and question ids never become paths unescaped (:func:`safe_name`).
+Item and question ids never become paths unescaped (:func:`safe_name`). JSONL is
+split on ``"\n"`` only (:func:`jsonl_lines`): stored text may hold U+2028,
+U+2029, U+0085 and other characters ``str.splitlines`` would split on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import hashlib
 import io
 import json
@@ -24,6 +29,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -68,8 +74,76 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         raise
 
 
+_CONFIG_DEFAULTS: dict[str, Any] = {"repeat_index": 0}
+"""run.json keys added later, with the value a folder written before them had."""
+
+
 class RunStoreError(ValueError):
     """A run folder that cannot be used as asked (names the file and the problem)."""
+
+
+class RunLockedError(RunStoreError):
+    """Another process holds the run folder's write lock."""
+
+
+class RunLock:
+    """An exclusive ``flock`` on ``RUN/run.lock``: one writer per run folder.
+
+    A second run, resume, rescore or merge into the same folder is refused at once
+    (never queued: two writers would grade every item twice). The lock file keeps
+    the holder's pid so the refusal can name it; the kernel drops the lock when the
+    holder exits, even on a crash.
+    """
+
+    def __init__(self, root: Path, action: str = "write") -> None:
+        self.root = Path(root)
+        self.action = action
+        self._fd: int | None = None
+
+    @property
+    def path(self) -> Path:
+        """run.lock."""
+        return self.root / "run.lock"
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`RunLockedError` naming the holder's pid."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLockedError(
+                f"{self.root}: another groundeval process (pid {holder}) is writing this run "
+                f"folder; wait for it to finish before you {self.action} it "
+                f"(lock: {self.path})"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock (the pid is cleared so a stale file names nobody)."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
 
 
 class RunStore:
@@ -98,6 +172,15 @@ class RunStore:
     def programs_path(self) -> Path:
         """programs.jsonl."""
         return self.root / "programs.jsonl"
+
+    @property
+    def overrides_path(self) -> Path:
+        """overrides.jsonl: the archive of every override applied to this run."""
+        return self.root / "overrides.jsonl"
+
+    def lock(self, action: str = "write") -> RunLock:
+        """The folder's exclusive writer lock (a context manager)."""
+        return RunLock(self.root, action)
 
     def state_path(self, item_id: str, question_id: str) -> Path:
         """Absolute path of a state file."""
@@ -136,8 +219,9 @@ class RunStore:
                     f"{self.root}: already holds a run; pass --resume to continue it "
                     "or choose another --out"
                 )
-            old = json.loads(self.config_path.read_text())
-            changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+            old = {**_CONFIG_DEFAULTS, **json.loads(self.config_path.read_text())}
+            new = {**_CONFIG_DEFAULTS, **config}
+            changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
             if changed:
                 raise RunStoreError(
                     f"{self.config_path}: cannot resume, the configuration changed "
@@ -178,8 +262,37 @@ class RunStore:
         return list(latest.values())
 
     def finished_ids(self) -> set[str]:
-        """Items that need no more work on resume (errors are retried)."""
-        return {r.item_id for r in self.results() if r.status != "error"}
+        """Items that need no more work on resume.
+
+        An item with status ``error``, any ``error`` or ``pending`` decision, or a
+        state file that does not parse is not finished: resume grades it again.
+        """
+        return {r.item_id for r in self.results() if not self.needs_work(r)}
+
+    def needs_work(self, result: ItemResult) -> list[str]:
+        """Why ``run --resume`` must grade this item again (empty: it is finished)."""
+        if result.status == "error" and not result.decisions:
+            return [result.error or "the item could not be graded"]
+        why = [
+            f"{d.question_id} is {d.outcome}"
+            for d in result.decisions
+            if d.outcome in ("error", "pending") and d.source != "human"
+        ]
+        why += [f"{path}: {problem}" for path, problem in self.broken_states(result).items()]
+        if result.status == "error" and not why:
+            why.append(result.error or "status error")
+        return why
+
+    def broken_states(self, result: ItemResult) -> dict[str, str]:
+        """State files the item's decisions name that are missing or do not validate."""
+        broken: dict[str, str] = {}
+        for d in result.decisions:
+            if d.state_file and d.state_file not in broken:
+                try:
+                    self.read_state(d.state_file)
+                except RunStoreError as exc:
+                    broken[d.state_file] = str(exc)
+        return broken
 
     def finalize(
         self, results: list[ItemResult] | None = None, *, usage: bool = True
@@ -205,10 +318,23 @@ class RunStore:
         atomic_write(self.root / "summary.csv", buf.getvalue())
 
 
+def jsonl_lines(text: str) -> list[str]:
+    r"""Lines of a JSONL text, split on ``"\n"`` only, each keeping its ``"\n"``.
+
+    ``str.splitlines`` also splits on U+2028, U+2029, U+0085, ``\r``, ``\v``,
+    ``\f`` and ``\x1c``-``\x1e``, which JSON writers leave raw inside strings.
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
 def _read_jsonl(path: Path, model: type[_T]) -> Iterator[_T]:
     if not path.exists():
         return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = jsonl_lines(path.read_text(encoding="utf-8"))
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -241,9 +367,12 @@ def shard_of(item_id: str, count: int) -> int:
 def iter_jsonl(
     path: Path, error: type[Exception] = RunStoreError
 ) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` from a JSONL file; problems raise ``error`` naming file:line."""
+    r"""``(line number, object)`` from a JSONL file; problems raise ``error`` naming file:line.
+
+    The one JSONL reader of the project: lines are split on ``"\n"`` only.
+    """
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read: {exc}") from exc
     for number, line in enumerate(lines, start=1):

@@ -265,3 +265,47 @@ def test_bad_ratings_files(tmp_path: Path, content: str, suffix: str, message: s
     path.write_text(content)
     with pytest.raises(AgreeInputError, match=message):
         load_ratings(path, "score")
+
+
+def _repeat_run(root: Path, repeat: int | None, cached: int, judge: str = "gemini:g") -> Path:
+    from groundeval.state import ItemUsage, Usage
+    from groundeval.state._store import RunStore
+
+    store = RunStore(root)
+    config: dict = {"judge": judge, "model": "g", "parameters": {"temperature": 1.0}}
+    if repeat is not None:
+        config["repeat_index"] = repeat
+    store.start(config, "", resume=False)
+    for i, score in enumerate([1.0, 0.0, 1.0, 0.5]):
+        result = ItemResult(item_id=f"i{i}", program_id=f"i{i}", scoring="grounded",
+                            status="scored", scores={"relaxed": score})  # fmt: skip
+        usage = Usage(calls=0 if i < cached else 1, cached_calls=1 if i < cached else 0)
+        store.append(result, ItemUsage(item_id=f"i{i}", usage=usage))
+    return root
+
+
+def test_repeat_warnings_name_runs_that_replayed_the_cache(tmp_path: Path) -> None:
+    from groundeval.benchmarks._agree import repeat_warnings
+
+    shared = [_repeat_run(tmp_path / f"r{k}", None, 0 if k == 1 else 4) for k in (1, 2, 3)]
+    [warning] = repeat_warnings(shared)
+    assert "repeat index 0 reused cached replies" in warning
+    assert f"{shared[1]}: 4 of 4 replies from the cache" in warning
+    assert "--repeat-index" in warning
+    repeats = [_repeat_run(tmp_path / f"k{k}", k, 0) for k in (0, 1, 2)]
+    assert repeat_warnings(repeats) == []
+    fresh = [_repeat_run(tmp_path / f"f{k}", None, 0) for k in (1, 2, 3)]
+    assert repeat_warnings(fresh) == []
+    replay = _repeat_run(tmp_path / "replay", 3, 4, judge="replay:calls.jsonl")
+    assert repeat_warnings([replay]) == [
+        f"{replay}: judge replay:calls.jsonl replays recorded replies, so it cannot vary"
+    ]
+    import typer
+
+    app = typer.Typer()
+    app.command()(agree_command)
+    app.command("other")(lambda: None)
+    res = CliRunner().invoke(app, ["agree-command", *map(str, shared), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "warning: runs with the same judge" in res.stderr
+    assert json.loads(res.stdout)["stability"]["warnings"] == [warning]

@@ -25,7 +25,9 @@ DIMENSIONS = ["layout", "attribute", "text", "knowledge"]
 
 
 def _rows() -> list[dict]:
-    return [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in DATA.read_text(encoding="utf-8").split("\n") if line.strip()
+    ]
 
 
 def test_all_items_load() -> None:
@@ -104,12 +106,20 @@ def _make_reference_results(folder: Path, seed: int = 7) -> dict[str, dict[str, 
     return truth
 
 
-def _independent_tables(truth: dict[str, dict[str, bool | None]], zero_missing: bool) -> dict:
-    """BizGenEval's rules written out plainly, apart from the package."""
+def _independent_tables(
+    truth: dict[str, dict[str, bool | None]], zero_missing: bool, unanswered_is_error: bool = False
+) -> dict:
+    """BizGenEval's rules written out plainly, apart from the package.
+
+    ``unanswered_is_error``: an item with a missing answer has no result (groundeval's rule).
+    """
     per_item = {}
     for row in _rows():
         stem = f"{row['domain']}_{row['dimension']}_{row['id']}"
-        if stem not in truth:
+        lost = stem in truth and any(
+            truth[stem].get(str(j)) is None for j in row["easy_qidxs"] + row["hard_qidxs"]
+        )
+        if stem not in truth or (unanswered_is_error and lost):
             if zero_missing:
                 per_item[stem] = (row["domain"], row["dimension"], 0.0, 0.0, 0.0)
             continue
@@ -170,8 +180,15 @@ def test_summarize_reference_matches_independent_rules(tmp_path: Path, missing: 
     n_missing = 400 - len(truth)
     assert len(summary["missing_items"]) == n_missing == 12
     assert summary["missing_convention"] == missing
-    assert summary["total_scored"] == expected["n"]
+    assert summary["total_scored"] == len(truth)  # zeroed items are counted, not scored
+    assert expected["n"] == len(truth) + (n_missing if missing == "zero" else 0)
     assert "no meta_info" in json.dumps(summary["missing_reasons"])
+    # every column says how many of its items have no result
+    with (out / "counts_by_domain.csv").open() as handle:
+        counts = {r["Split"]: r for r in csv.DictReader(handle)}
+    assert int(counts["missing"]["Average"]) == n_missing
+    assert sum(int(counts["missing"][d.replace("_", " ").title()]) for d in DOMAINS) == n_missing
+    assert counts["error"]["Average"] == "0"  # unanswered questions counted wrong, as the reference
     on_disk = json.loads((out / "summary.json").read_text())
     assert on_disk["by_domain"]["chart"]["count"] == sum(
         1 for k in truth if k.startswith("chart_")
@@ -184,11 +201,43 @@ def test_summarize_reference_matches_independent_rules(tmp_path: Path, missing: 
     assert summary["answer_errors_counted_as_wrong"] > 0
 
 
+@pytest.mark.parametrize("missing", ["skip", "zero"])
+def test_unanswered_as_error_leaves_items_out_and_counts_them(tmp_path: Path, missing: str) -> None:
+    truth = _make_reference_results(tmp_path / "results")
+    out = tmp_path / "summary"
+    summary = summarize_reference(
+        DATA, tmp_path / "results", out, missing=missing, unanswered="error"
+    )  # type: ignore[arg-type]
+    expected = _independent_tables(truth, missing == "zero", unanswered_is_error=True)
+    for key in ("domain", "dimension"):
+        got = _read_csv(out / f"summary_by_{key}.csv")
+        for track in ("easy", "hard", "all"):
+            assert got[track] == [round(v, 4) for v in expected[key][track]], (key, track)
+    lost = [k for k, answers in truth.items() if None in answers.values()]
+    assert lost and summary["left_out"] == {
+        "error": len(lost),
+        "withheld": 0,
+        "pending": 0,
+        "missing": 12,
+    }
+    assert summary["answer_errors_counted_as_wrong"] == 0
+    assert "no result for question" in summary["missing_reasons"][lost[0]]
+    with (out / "counts_by_dimension.csv").open() as handle:
+        counts = {r["Split"]: r for r in csv.DictReader(handle)}
+    assert int(counts["error"]["Average"]) == len(lost)
+    with pytest.raises(ValueError, match="wrong' or 'error"):
+        summarize_reference(DATA, tmp_path / "results", unanswered="zero")  # type: ignore[arg-type]
+
+
 def test_checklist_protocol_on_a_run_equals_reference_summary(tmp_path: Path) -> None:
-    """Same answers graded through the runner give the same tables as the reference files."""
+    """Same answers graded through the runner give the same tables as the reference files.
+
+    A question the judge leaves unanswered makes its item ``error`` in the run (never
+    a wrong answer): the run equals the reference files read with ``unanswered="error"``.
+    """
     truth = _make_reference_results(tmp_path / "results", seed=3)
     reference = tmp_path / "reference"
-    summarize_reference(DATA, tmp_path / "results", reference)
+    summarize_reference(DATA, tmp_path / "results", reference, unanswered="error")
     image = write_image(tmp_path / "img.png")
     table: dict = {}
     items = []
@@ -206,12 +255,29 @@ def test_checklist_protocol_on_a_run_equals_reference_summary(tmp_path: Path) ->
         return [(await grade_item(i, judge=judge))[0] for i in items]
 
     results = asyncio.run(grade_all())
-    assert sum(r.status == "error" for r in results) == 400 - len(truth)
+    lost = {k for k, answers in truth.items() if None in answers.values()}
+    assert lost
+    errors = {r.item_id for r in results if r.status == "error"}
+    assert errors == lost | {i.item_id for i in items if i.item_id not in truth}
+    for r in results:
+        if r.item_id in lost:  # never a zero: no track score at all, the error is named
+            assert r.scores["all"] is None and r.error
     ours = tmp_path / "ours"
     summary = summarize_run(results, ours)
-    for name in ("summary_by_domain.csv", "summary_by_dimension.csv"):
-        assert (ours / name).read_text() == (reference / name).read_text()
-    assert summary["answer_errors_counted_as_wrong"] > 0
+    for name in (
+        "summary_by_domain.csv",
+        "summary_by_dimension.csv",
+        "counts_by_domain.csv",
+        "counts_by_dimension.csv",
+    ):
+        assert (ours / name).read_text() == (reference / name).read_text(), name
+    assert summary["answer_errors_counted_as_wrong"] == 0
+    assert summary["left_out"] == {
+        "error": len(lost),
+        "withheld": 0,
+        "pending": 0,
+        "missing": 400 - len(truth),
+    }
     scored = [r for r in results if r.status == "scored"]
     assert all(r.scores["all"] is not None for r in scored)
     # one call per image when every answer is there
@@ -245,7 +311,8 @@ def test_reference_folders_compare_with_agree(tmp_path: Path) -> None:
         assert sum(scores) / len(scores) == pytest.approx(value)
     args = ["summarize", "--data", str(DATA), "--results", str(tmp_path / "a")]
     res = runner.invoke(bizgeneval_app, [*args, "--out", str(tmp_path / "s"), "--missing", "zero"])
-    assert res.exit_code == 0 and "missing 12 (zero)" in res.output
+    assert res.exit_code == 0 and "missing 12 (zero: 0 error, 0 withheld, 12 without" in res.output
+    assert "counts_by_domain.csv" in res.output
 
 
 def test_summarize_reference_rejects_bad_arguments(tmp_path: Path) -> None:

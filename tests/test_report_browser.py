@@ -207,7 +207,7 @@ def test_override_export_rescore(page: Any, audit_run: Path, tmp_path: Path) -> 
         page.click("[data-export-overrides]")
     exported = tmp_path / "overrides.jsonl"
     info.value.save_as(exported)
-    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    rows = [json.loads(line) for line in exported.read_text().split("\n") if line]
     assert rows == [
         {
             "item": "item-000",
@@ -224,8 +224,8 @@ def test_override_export_rescore(page: Any, audit_run: Path, tmp_path: Path) -> 
     assert report.overridden == 3 and not report.unknown_overrides
     after = {r.item_id: r for r in RunStore(audit_run).results()}
     assert after["item-000"].scores == {"strict": 1.0, "relaxed": 1.0}
-    old = before["item-002"].scores["strict"]
-    assert after["item-002"].scores["strict"] == pytest.approx(old + 1 / 3, abs=1e-6)
+    old = before["item-002"].scores["relaxed"]  # one of three equal marks more
+    assert after["item-002"].scores["relaxed"] == pytest.approx(old + 1 / 3, abs=1e-6)
     unchanged = set(before) - {"item-000", "item-002"}
     assert all(after[i].scores == before[i].scores for i in unchanged)
 

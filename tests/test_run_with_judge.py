@@ -100,7 +100,7 @@ def test_cache_replay_and_no_key_on_disk(
     calls = judge.requests
     assert calls == 6 + 4 + 2  # gates; h1 + h3 where the gate passed; h2 only where h1 passed
     assert judge.images == calls  # every call carried the item's image
-    results = [json.loads(line) for line in first.splitlines()]
+    results = [json.loads(line) for line in first.split(b"\n")[:-1]]
     assert all(r["status"] == "scored" for r in results)
     assert [r["gate_failed"] for r in results] == [None, "g1", None, None, "g1", None]
     skipped = {r["item_id"] for r in results for d in r["decisions"] if d["source"] == "skipped"}
@@ -112,9 +112,9 @@ def test_cache_replay_and_no_key_on_disk(
     assert run("r3", "--judge", f"replay:{cassette}", "--no-cache") == first
     assert judge.requests == calls  # the cassette replays the whole run offline
 
-    usage = [json.loads(x) for x in (tmp_path / "r1" / "usage.jsonl").read_text().splitlines()]
+    usage = [json.loads(x) for x in (tmp_path / "r1" / "usage.jsonl").read_text().split("\n")[:-1]]
     assert sum(u["usage"]["calls"] for u in usage) == calls
-    cached = [json.loads(x) for x in (tmp_path / "r2" / "usage.jsonl").read_text().splitlines()]
+    cached = [json.loads(x) for x in (tmp_path / "r2" / "usage.jsonl").read_text().split("\n")[:-1]]
     assert sum(u["usage"]["calls"] for u in cached) == 0
     assert sum(u["usage"]["cached_calls"] for u in cached) == calls
 

@@ -50,7 +50,7 @@ def test_child_of_failed_parent_is_never_asked(tmp_path: Path) -> None:
     by_id = {d.question_id: d for d in result.decisions}
     assert by_id["h2"].source == "skipped" and by_id["h2"].score == 0.0
     assert by_id["h3"].source == "skipped" and by_id["h3"].outcome == "fail"
-    assert result.scores == {"strict": 0.25, "relaxed": 0.25}
+    assert result.scores == {"strict": 0.0, "relaxed": 0.25}  # strict: every hard mark full
     assert len(judge.calls) == 2  # gates, then one wave (h1 + h4); h2/h3 never asked
 
 
@@ -136,7 +136,7 @@ def test_grounded_questions_use_state_and_checks(tmp_path: Path) -> None:
     by_id = {d.question_id: d for d in result.decisions}
     assert by_id["h1"].outcome == "pass" and by_id["h2"].outcome == "pass"
     assert by_id["h3"].outcome == "fail" and by_id["h3"].source == "check"
-    assert result.scores == {"strict": 0.75, "relaxed": 0.75}
+    assert result.scores == {"strict": 0.0, "relaxed": 0.75}  # strict: every hard mark full
 
 
 def test_withheld_when_budget_spent(tmp_path: Path) -> None:

@@ -154,10 +154,10 @@ def test_write_suite_files_and_reproducibility(tmp_path) -> None:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     programs = [
         Program.model_validate_json(line)
-        for line in (tmp_path / "a" / "programs.jsonl").read_text().splitlines()
+        for line in (tmp_path / "a" / "programs.jsonl").read_text().split("\n")[:-1]
     ]
     truths = [
-        json.loads(line) for line in (tmp_path / "a" / "truth.jsonl").read_text().splitlines()
+        json.loads(line) for line in (tmp_path / "a" / "truth.jsonl").read_text().split("\n")[:-1]
     ]
     assert [p.id for p in programs] == [t["id"] for t in truths] == [i["id"] for i in a["items"]]
     for item in a["items"]:

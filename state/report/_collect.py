@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from groundeval.programs._model import Program
+from groundeval.programs._rescore import ArchivedOverride, read_override_archive
 from groundeval.programs._run import load_run_programs
 from groundeval.state._records import Decision, ItemResult, ItemUsage, StateFile
 from groundeval.state._store import RunStore, RunStoreError
 
-OUTCOMES: tuple[str, ...] = ("pass", "fail", "withheld", "error")
+OUTCOMES: tuple[str, ...] = ("pass", "fail", "withheld", "error", "pending")
 
 
 class ReportError(ValueError):
@@ -30,10 +31,17 @@ class RunData:
     programs: dict[str, Program]
     results: list[ItemResult]
     usage: dict[str, ItemUsage]
+    archive: list[ArchivedOverride] = field(default_factory=list)
+    """Every override applied to the run (RUN/overrides.jsonl), oldest first."""
     by_id: dict[str, ItemResult] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_id = {r.item_id: r for r in self.results}
+
+    def last_override(self, item_id: str, question_id: str) -> ArchivedOverride | None:
+        """The latest archived override of one decision (who and when)."""
+        found = [a for a in self.archive if a.item == item_id and a.question == question_id]
+        return found[-1] if found else None
 
     @property
     def store(self) -> RunStore:
@@ -59,9 +67,10 @@ def load_run(root: Path, label: str) -> RunData:
         programs = load_run_programs(store)
         results = sorted(store.results(), key=lambda r: r.item_id)
         usage = {u.item_id: u for u in store.usages()}
+        archive = read_override_archive(store)
     except RunStoreError as exc:
         raise ReportError(str(exc)) from exc
-    return RunData(root, label, config, programs, results, usage)
+    return RunData(root, label, config, programs, results, usage, archive)
 
 
 def load_runs(roots: list[Path]) -> list[RunData]:
@@ -79,8 +88,8 @@ def load_runs(roots: list[Path]) -> list[RunData]:
 
 
 def item_outcome(result: ItemResult) -> str:
-    """One word per item for the list: error, withheld, fail (any decision failed) or pass."""
-    if result.status in ("error", "withheld"):
+    """One word per item for the list: error, withheld, pending, fail (any failed) or pass."""
+    if result.status in ("error", "withheld", "pending"):
         return result.status
     if result.gate_failed or any(d.outcome == "fail" for d in result.decisions):
         return "fail"

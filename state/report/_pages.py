@@ -183,6 +183,11 @@ def item_context(
         "outcome": item_outcome(result),
         "script_data": script_data,
         "scores": {k: format_score(v) for k, v in result.scores.items()},
+        "archived": {
+            d.question_id: found
+            for d in result.decisions
+            if (found := first.last_override(result.item_id, d.question_id)) is not None
+        },
     }
 
 
@@ -207,7 +212,8 @@ def list_rows(runs: list[RunData]) -> dict[str, Any]:
             "o": item_outcome(r),
             "g": r.gate_failed or "",
             "w": any(d.outcome == "withheld" for d in r.decisions),
-            "e": any(d.outcome == "error" for d in r.decisions) or r.status == "error",
+            "e": any(d.outcome in ("error", "pending") for d in r.decisions)
+            or r.status in ("error", "pending"),
             "v": overridden(r.decisions),
             "d": disagrees(r, others) if rest else False,
             "t": [f"{k}={v}" for k, v in sorted(r.tags.items())],

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 
+from groundeval.benchmarks._intervals import interval_options
+from groundeval.benchmarks._suites import AXES, axis_table, item_axes, withheld_vs_strict
+from groundeval.benchmarks._suites import group_stats as suite_stats
 from groundeval.state._records import Usage
 from groundeval.state.report._collect import OUTCOMES, RunData, score_keys
-from groundeval.state.report._tables import group_stats, groups
+from groundeval.state.report._tables import group_intervals, group_stats, groups
 
 MAX_GROUPS = 24
 """Tag values drawn per score plot; the table below it lists them all."""
-COLOURS = {"pass": "#3a923a", "fail": "#c8402f", "withheld": "#d9a21b", "error": "#7a5195"}
+COLOURS = {
+    "pass": "#3a923a",
+    "fail": "#c8402f",
+    "withheld": "#d9a21b",
+    "error": "#7a5195",
+    "pending": "#9a9a9a",
+}
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,14 @@ def write_plots(runs: list[RunData], folder: Path) -> list[Plot]:
         for n, protocol in enumerate(sorted({r.scoring for run in runs for r in run.results})):
             fig = _scores_figure(runs, protocol)
             plots.append(_save(fig, folder, f"scores-{n}.svg", f"{protocol}: mean scores by tag"))
+        axes = _axes_found(runs)
+        if axes:
+            plots.append(
+                _save(_axes_figure(runs, axes), folder, "axes.svg", "Strict score per axis")
+            )
+        if len(runs) > 1:
+            fig, title = _withheld_figure(runs)
+            plots.append(_save(fig, folder, "withheld-vs-strict.svg", title))
         plots.append(
             _save(_rates_figure(runs), folder, "rates.svg", "Withheld, error, gate-failed rates")
         )
@@ -41,32 +59,122 @@ def write_plots(runs: list[RunData], folder: Path) -> list[Plot]:
     return plots
 
 
+def _axes_found(runs: list[RunData]) -> list[str]:
+    """Axes tagged on any item, known axes first."""
+    found = {a for run in runs for r in run.results for a in item_axes(r)}
+    return [*(a for a in AXES if a in found), *sorted(found - set(AXES))]
+
+
 def _save(fig: Figure, folder: Path, name: str, title: str) -> Plot:
     fig.savefig(folder / name, format="svg", metadata={"Date": None}, bbox_inches="tight")
     return Plot(f"{folder.name}/{name}", title)
 
 
 def _scores_figure(runs: list[RunData], protocol: str) -> Figure:
-    """Horizontal bars: each score key per run, overall and per tag value."""
+    """Horizontal bars: each score key per run, overall and per tag; whiskers: 95 % interval."""
     per_run = [[r for r in run.results if r.scoring == protocol] for run in runs]
     keys = score_keys([r for rs in per_run for r in rs])
     names = list(dict.fromkeys(g for rs in per_run for g in groups(rs)))[:MAX_GROUPS]
-    series = [(k, run.label, rs) for k in keys for run, rs in zip(runs, per_run, strict=True)]
+    series = [(k, run, rs) for k in keys for run, rs in zip(runs, per_run, strict=True)]
     height = max(2.0, 0.22 * len(names) * max(1, len(series)) + 0.8)
     fig = Figure(figsize=(7.0, min(height, 14.0)))
     ax = fig.subplots()
     width = 0.8 / max(1, len(series))
-    for s, (key, label, results) in enumerate(series):
+    for s, (key, run, results) in enumerate(series):
         grouped = groups(results)
         values = [group_stats(grouped.get(g, []), [key]).get(key) for g in names]
+        cis = [group_intervals(run, protocol, g, grouped.get(g, []), [key]).get(key) for g in names]
         ys = [i + s * width for i in range(len(names))]
-        ax.barh(ys, [v or 0.0 for v in values], height=width, label=_legend(key, label, runs))
+        xs = [float(v or 0.0) for v in values]
+        ax.barh(
+            ys,
+            xs,
+            height=width,
+            label=_legend(key, run.label, runs),
+            xerr=_whiskers(xs, cis),
+            error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "#333"},
+        )
     ax.set_yticks([i + 0.4 - width / 2 for i in range(len(names))], labels=names)
     ax.invert_yaxis()
-    ax.set_xlabel("mean over scored items")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    ax.set_xlabel("mean over scored items (whiskers: 95 % interval)")
+    if series:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def _whiskers(values: list[float], intervals: list[list[float] | None]) -> list[list[float]]:
+    """Error-bar lengths below and above each value (0 where there is no interval)."""
+    below = [max(0.0, v - ci[0]) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    above = [max(0.0, ci[1] - v) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    return [below, above]
+
+
+def _axes_figure(runs: list[RunData], axes: list[str]) -> Figure:
+    """Strict score per axis and run, with 95 % whiskers (GenOlympiad's per-axis bars)."""
+    fig = Figure(figsize=(7.0, max(2.0, 0.3 * len(axes) * len(runs) + 0.8)))
+    ax = fig.subplots()
+    width = 0.8 / len(runs)
+    for n, run in enumerate(runs):
+        resamples, seed = interval_options(run.config)
+        table = {r["axis"]: r for r in axis_table(run.results, resamples=resamples, seed=seed)}
+        rows = [table.get(a) for a in axes]
+        xs = [float(r["strict"] or 0.0) if r else 0.0 for r in rows]
+        cis = [r["strict_ci95"] if r else None for r in rows]
+        ax.barh(
+            [i + n * width for i in range(len(axes))],
+            xs,
+            height=width,
+            label=run.label,
+            xerr=_whiskers(xs, cis),
+            error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "#333"},
+        )
+    ax.set_yticks([i + 0.4 - width / 2 for i in range(len(axes))], labels=axes)
+    ax.invert_yaxis()
+    ax.set_xlabel("strict score (whiskers: 95 % interval)")
+    ax.legend(fontsize=7)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def withheld_rows(runs: list[RunData]) -> list[dict[str, Any]]:
+    """Per run: its strict score and withheld rate over all items (for the rank correlation)."""
+    rows = []
+    for run in runs:
+        stats = suite_stats(run.results, resamples=1)
+        rows.append(
+            {"run": run.label, "strict": stats["strict"], "withheld_rate": stats["withheld_rate"]}
+        )
+    return rows
+
+
+def _withheld_figure(runs: list[RunData]) -> tuple[Figure, str]:
+    """Withheld rate against strict score, one point per run, with Spearman's rho."""
+    rows = withheld_rows(runs)
+    rho = withheld_vs_strict(rows)
+    fig = Figure(figsize=(5.0, 3.2))
+    ax = fig.subplots()
+    for r in rows:
+        if r["strict"] is not None and r["withheld_rate"] is not None:
+            ax.scatter([r["withheld_rate"]], [r["strict"]], color="#4c72b0")
+            ax.annotate(
+                r["run"],
+                (r["withheld_rate"], r["strict"]),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+    ax.set_xlabel("withheld rate (grounding failures)")
+    ax.set_ylabel("strict score")
+    ax.grid(alpha=0.3)
+    if rho["rho"] is None:
+        title = f"Withheld rate vs strict score across runs (Spearman ρ: {rho['note']})"
+    else:
+        title = (
+            f"Withheld rate vs strict score across runs: Spearman ρ = {rho['rho']:.2f} "
+            f"(p = {rho['p_value']:.2g}, n = {rho['n']})"
+        )
+    return fig, title
 
 
 def _legend(key: str, label: str, runs: list[RunData]) -> str:

@@ -77,6 +77,7 @@ def write_report(runs: list[Path], out: Path | None = None) -> Path:
         protocol_tables=[t for run in data for t in protocol_tables(run)],
         plots=plots,
         page_sizes=PAGE_SIZES,
+        item_pages={r.item_id: f"{ITEMS_DIR}/{page_name(r.item_id)}" for r in data[0].results},
     )
     index.write_text(page, encoding="utf-8")
     (target / MARKER).write_text("groundeval report\n")

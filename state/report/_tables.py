@@ -7,9 +7,17 @@ from dataclasses import dataclass
 from statistics import fmean, median
 from typing import Any
 
+from groundeval.benchmarks._intervals import RATE_NAMES, interval_options, score_matrix
+from groundeval.benchmarks._stats import StatsInputError, bca_intervals, cell_seed
 from groundeval.programs.scoring import get_protocol
 from groundeval.state._records import ItemResult, Usage
-from groundeval.state.report._collect import RunData, format_score, overridden, score_keys
+from groundeval.state.report._collect import (
+    ReportError,
+    RunData,
+    format_score,
+    overridden,
+    score_keys,
+)
 
 
 @dataclass(frozen=True)
@@ -50,24 +58,69 @@ def protocols(runs: list[RunData]) -> list[str]:
     return sorted({r.scoring for run in runs for r in run.results})
 
 
+def group_intervals(
+    run: RunData, protocol: str, name: str, results: list[ItemResult], keys: list[str]
+) -> dict[str, list[float] | None]:
+    """95 % intervals (BCa, items resampled) of each score mean and rate of one group.
+
+    Drawn as summary.json draws them (same columns, same seeded cell), so a
+    grounded run shows the same intervals here and there.
+    """
+    if not results:
+        return {}
+    try:
+        resamples, seed = interval_options(run.config)
+    except StatsInputError as exc:
+        raise ReportError(f"{run.root}: {exc}") from exc
+    path = ["overall"] if name == "overall" else ["by_tag", *name.split("=", 1)]
+    first = [k for k in ("strict", "relaxed") if k in keys]  # summary.json's column order
+    keys = [*first, *(k for k in keys if k not in first)]
+    matrix = score_matrix(results, keys)
+    width = len(keys) + 2  # scores, withheld, error: summary.json's columns
+    rng = cell_seed(seed, protocol, *path)
+    found = bca_intervals(matrix[:, :width], resamples=resamples, rng=rng)
+    found += bca_intervals(matrix[:, width:], resamples=resamples, rng=cell_seed(seed, *path))
+    return dict(zip([*keys, *RATE_NAMES], found, strict=True))
+
+
+def with_interval(value: float | None, interval: list[float] | None) -> str:
+    """A cell: the value and, when there is one, its 95 % interval."""
+    if value is None:
+        return format_score(None)
+    if interval is None:
+        return format_score(value)
+    return f"{format_score(value)} [{format_score(interval[0])}, {format_score(interval[1])}]"
+
+
 def score_table(runs: list[RunData], protocol: str) -> Table:
-    """Per group (overall, each tag value): every score and rate, one column per run."""
+    """Per group (overall, each tag value): every score and rate with its 95 % interval."""
     per_run = [[r for r in run.results if r.scoring == protocol] for run in runs]
     keys = score_keys([r for rs in per_run for r in rs])
     metrics = ["items", *keys, "withheld_rate", "error_rate", "gate_failed_rate"]
     multi = len(runs) > 1
     header = ["group"] + [f"{m} · {run.label}" if multi else m for m in metrics for run in runs]
     names = list(dict.fromkeys(g for rs in per_run for g in groups(rs)))
+    grouped = [groups(rs) for rs in per_run]
     rows = []
     for name in names:
-        stats = [group_stats(groups(rs).get(name, []), keys) for rs in per_run]
+        members = [g.get(name, []) for g in grouped]
+        stats = [group_stats(m, keys) for m in members]
+        intervals = [
+            group_intervals(run, protocol, name, m, keys)
+            for run, m in zip(runs, members, strict=True)
+        ]
         cells = [name]
         for m in metrics:
-            for s in stats:
+            for s, ci in zip(stats, intervals, strict=True):
                 value = s.get(m)
-                cells.append(str(value) if m == "items" else format_score(_float(value)))
+                cells.append(
+                    str(value) if m == "items" else with_interval(_float(value), ci.get(m))
+                )
         rows.append(cells)
-    note = "means over scored items; rates over all items of the group"
+    note = (
+        "means over scored items; rates over all items of the group; [95 % interval: BCa "
+        "bootstrap over the group's items, null when fewer than 2 items count]"
+    )
     return Table(f"{protocol}: scores and rates by tag", header, rows, note)
 
 
