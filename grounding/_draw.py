@@ -11,7 +11,9 @@ deterministic (pure OpenCV raster operations), so overlays can be golden-tested.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -59,7 +61,20 @@ class MarkStyle:
         )
 
 
-def draw_marks(image_bgr: np.ndarray, elements: list[Element], helper: str = "boxes") -> np.ndarray:
+UNEXPLAINED_COLOR = sv.Color.from_hex("#FF00FF")
+"""Magenta, outside the Okabe-Ito set: regions the proposer found but could not explain."""
+OTHER_COLORS = sv.ColorPalette.from_hex(["#FFFFFF", "#9AA0A6"])
+"""White, then grey: elements of independent proposers (consensus), dashed, ``a1``, ``b1``..."""
+
+
+def draw_marks(
+    image_bgr: np.ndarray,
+    elements: list[Element],
+    helper: str = "boxes",
+    *,
+    unexplained: Sequence[Element] = (),
+    others: Sequence[Sequence[Element]] = (),
+) -> np.ndarray:
     """Return a copy of the image with every element drawn and labelled by its id.
 
     Args:
@@ -67,6 +82,10 @@ def draw_marks(image_bgr: np.ndarray, elements: list[Element], helper: str = "bo
         elements: Elements to draw; ``ray`` elements are extended to the image border.
         helper: The spec's helper kind (kept for the signature; marks follow each
             element's own kind).
+        unexplained: Regions the proposer could not explain: dashed magenta, labelled ``?``
+            (so nobody mistakes them for counted elements).
+        others: Independent proposals (consensus), one list per proposer: dashed,
+            labelled ``a1``, ``a2``... for the first proposer, ``b1``... for the second.
 
     Returns:
         A new BGR uint8 image; the input is not modified.
@@ -76,13 +95,74 @@ def draw_marks(image_bgr: np.ndarray, elements: list[Element], helper: str = "bo
     style = MarkStyle.for_size(width, height)
     drawable = [e for e in elements if _finite(e)]
     _fill_polygons(scene, [e for e in drawable if e.kind == "polygon"])
+    ghosts = [
+        (e, OTHER_COLORS.by_idx(g), f"{_letter(g)}{e.id}")
+        for g, group in enumerate(others)
+        for e in group
+        if _finite(e)
+    ]
+    ghosts += [(e, UNEXPLAINED_COLOR, "?") for e in unexplained if _finite(e)]
+    for e, color, _ in ghosts:
+        _draw_dashed(scene, e, style, color)
     for e in drawable:
         _draw_shape(scene, e, style, OKABE_ITO.by_idx(e.id - 1))
     placed: list[tuple[int, int, int, int]] = []
     for e in drawable:
         _draw_label(scene, e, style, placed)
+    for e, color, text in ghosts:
+        _draw_label(scene, e, style, placed, text=text, color=color)
     del helper
     return scene
+
+
+def _letter(group: int) -> str:
+    """``a``..``z``, then ``aa``, ``bb``...: the label prefix of the n-th independent proposer."""
+    return chr(ord("a") + group % 26) * (group // 26 + 1)
+
+
+def _draw_dashed(scene: np.ndarray, e: Element, style: MarkStyle, color: sv.Color) -> None:
+    """Dashed outline (ring for a point): drawn under the solid marks, never mistaken for one."""
+    if e.kind == "point":
+        centre = _xy(*(e.points_px or [[0.0, 0.0]])[0])
+        radius = style.point_radius * 2
+        cv2.circle(scene, centre, radius, _OUTLINE.as_bgr(), style.line + 2)
+        cv2.circle(scene, centre, radius, color.as_bgr(), style.line)
+        return
+    if e.kind == "box" and e.xyxy_px is not None:
+        x1, y1, x2, y2 = e.xyxy_px
+        path, closed = [[x1, y1], [x2, y1], [x2, y2], [x1, y2]], True
+    elif e.kind == "ray":
+        (x0, y0), (xa, ya) = (e.points_px or [[0.0, 0.0], [0.0, 0.0]])[:2]
+        path = [[x0, y0], list(ray_to_border(x0, y0, xa, ya, scene.shape[1], scene.shape[0]))]
+        closed = False
+    else:
+        path, closed = [list(p) for p in e.points_px or []], e.kind == "polygon"
+    points = [_xy(x, y) for x, y in path]
+    if closed:
+        points.append(points[0])
+    dash = max(4, style.line * 4)
+    for c, t in ((_OUTLINE, style.line + 2), (color, style.line)):
+        for start, end in itertools.pairwise(points):
+            _dashed_segment(scene, start, end, dash, c.as_bgr(), t)
+
+
+def _dashed_segment(
+    scene: np.ndarray,
+    start: tuple[int, int],
+    end: tuple[int, int],
+    dash: int,
+    bgr: tuple[int, int, int],
+    thickness: int,
+) -> None:
+    length = math.hypot(end[0] - start[0], end[1] - start[1])
+    if length < 1:
+        return
+    steps = min(4096, max(1, int(length // dash)))
+    for k in range(0, steps, 2):
+        a, b = k / steps, min(1.0, (k + 1) / steps)
+        p = (round(start[0] + (end[0] - start[0]) * a), round(start[1] + (end[1] - start[1]) * a))
+        q = (round(start[0] + (end[0] - start[0]) * b), round(start[1] + (end[1] - start[1]) * b))
+        cv2.line(scene, p, q, bgr, thickness, cv2.LINE_8)
 
 
 def _fill_polygons(scene: np.ndarray, polygons: list[Element]) -> None:
@@ -195,10 +275,16 @@ def _anchor_box(e: Element) -> tuple[float, float, float, float]:
 
 
 def _draw_label(
-    scene: np.ndarray, e: Element, style: MarkStyle, placed: list[tuple[int, int, int, int]]
+    scene: np.ndarray,
+    e: Element,
+    style: MarkStyle,
+    placed: list[tuple[int, int, int, int]],
+    *,
+    text: str | None = None,
+    color: sv.Color | None = None,
 ) -> None:
     """Number in a filled tag: above the object, else inside its top, else wherever it fits."""
-    text = str(e.id)
+    text = str(e.id) if text is None else text
     (tw, th), base = cv2.getTextSize(text, _FONT, style.font_scale, style.font_thickness)
     pad = style.padding
     w, h = tw + 2 * pad, th + base + 2 * pad
@@ -223,7 +309,7 @@ def _draw_label(
         choice = next((c for c in fitted if not _hits(c, w, h, placed)), fitted[0])
     x, y = choice
     placed.append((x, y, x + w, y + h))
-    color = OKABE_ITO.by_idx(e.id - 1)
+    color = OKABE_ITO.by_idx(e.id - 1) if color is None else color
     sv.draw_filled_rectangle(scene, Rect(x=x, y=y, width=w, height=h), color)
     sv.draw_rectangle(scene, Rect(x=x, y=y, width=w, height=h), _OUTLINE, thickness=1)
     ink = sv.Color.BLACK if _luma(color) > 140 else sv.Color.WHITE

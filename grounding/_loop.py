@@ -5,13 +5,24 @@ proposed again. Every round is recorded with its overlay, so the state file is
 the whole story of how the evidence was found. Budget spent -> withheld; a
 proposer or verifier that fails (bad data, unreadable image, judge error) ->
 status ``error`` with the reason, never an exception out of the run.
+
+A round is verified only when nothing is left open, whatever the verifier says:
+no rejected element, nothing missing, no region the proposer could not explain
+(``Proposal.unexplained``, drawn dashed with a ``?``), no problem it reported
+(``Proposal.problems``) and no proposal dropped as unusable
+(``Proposal.dropped``). This is the one place that rule lives, for every verifier.
+A retry never buys confidence: a later round whose accepted count drifts far
+from round 1's, beyond what round 1 itself reported as open, is withheld.
+With ``agree_with`` (consensus), the other proposers run once, in round 1, and
+their elements are drawn beside the main ones and handed to the verifier.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,8 +34,9 @@ import numpy as np
 # imports the runner, which imports this module (a cycle that names would break).
 from groundeval.grounding import _protocol as proto
 from groundeval.grounding._draw import draw_marks
+from groundeval.grounding.verifiers.offline import same_object
 from groundeval.judges._protocol import ImagePart, Judge
-from groundeval.programs._model import GroundSpec
+from groundeval.programs._model import GroundSpec, SecondOpinion
 from groundeval.state import Element, Provenance, Round, StateFile
 
 
@@ -69,6 +81,10 @@ class _Run:
     rounds: list[Round] = field(default_factory=list)
     accepted: list[Element] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    others: dict[str, proto.Proposal] = field(default_factory=dict)
+    """Proposals of the ``agree_with`` proposers (round 1), by name."""
+    last_offer: tuple[Any, ...] | None = None
+    """What the previous round's proposal offered (to stop when a retry repeats it)."""
 
     def finish(self, status: str, reason: str) -> StateFile:
         spec = self.spec
@@ -88,9 +104,20 @@ class _Run:
             ),
         )
 
-    async def overlay(self, index: int, elements: list[Element]) -> tuple[bytes, str | None]:
+    async def overlay(
+        self, index: int, elements: list[Element], unexplained: list[Element]
+    ) -> tuple[bytes, str | None]:
         """Draw and encode the numbered overlay; write it when there is a target."""
-        drawn = await asyncio.to_thread(draw_marks, self.image_bgr, elements, self.spec.helper)
+        drawn = await asyncio.to_thread(
+            partial(
+                draw_marks,
+                self.image_bgr,
+                elements,
+                self.spec.helper,
+                unexplained=unexplained,
+                others=[p.elements for p in self.others.values()],
+            )
+        )
         png = await asyncio.to_thread(encode_png, drawn)
         if self.overlays is None:
             return png, None
@@ -98,6 +125,33 @@ class _Run:
         name = f"{self.question_id}.round{index}.png"
         (self.overlays.folder / name).write_bytes(png)
         return png, f"{self.overlays.relative}/{name}"
+
+
+DRIFT_SHARE = 0.25
+"""A retry may move the accepted count by this share of round 1's (at least DRIFT_MIN) ..."""
+DRIFT_MIN = 1
+"""... beyond what round 1 itself left open (rejected, missing, unexplained, unusable)."""
+
+
+@dataclass
+class _Open:
+    """What a proposal itself left open, whatever the verifier says."""
+
+    unexplained: list[Element]
+    problems: list[str]
+    dropped: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.unexplained or self.problems or self.dropped)
+
+    def as_missing(self) -> list[str]:
+        """The open points in words, for the next round's feedback and the final reason."""
+        return [
+            *(f"unexplained region at {_where(u)}: {u.reason or 'no element covers it'}"
+              for u in self.unexplained),
+            *(f"problem: {p}" for p in self.problems),
+            *(f"unusable proposal: {d}" for d in self.dropped),
+        ]  # fmt: skip
 
 
 async def run_grounding(
@@ -120,54 +174,167 @@ async def run_grounding(
     try:
         proposer = proto.get_proposer(spec.proposer)
         verifier = proto.get_verifier(spec.verifier)
+        seconds = [(o, proto.get_proposer(o.proposer)) for o in spec.agree_with]
     except KeyError as exc:
         return run.finish("error", str(exc.args[0]))
     feedback = proto.Feedback()
     for index in range(1, spec.budget + 1):
         feedback.round_index = index
-        request = proto.ProposeRequest(
-            image_bgr, image, spec, ask, feedback, judge, item_id, question_id
-        )
         try:
-            proposal = await _stage(
-                f"proposer {spec.proposer!r}",
-                index,
-                proto.Proposal,
-                partial(proposer.propose, request),
-            )
+            proposal = await _propose(run, proposer, spec, feedback, f"proposer {spec.proposer!r}")
+            if index == 1 and seconds:
+                run.others = await _second_opinions(run, seconds)
         except _Failed as exc:
             return run.finish("error", str(exc))
         run.params = dict(proposal.params)
+        left = _open_of(proposal, run.others)
         fresh = [e for e in proposal.elements if not _already_kept(e, run.accepted)]
-        if index > 1 and _same_geometry(fresh, feedback.rejected):
+        offer = _offer(proposal.elements, left)
+        if index > 1 and _repeats(offer, run.last_offer, fresh, feedback.rejected):
             return run.finish("withheld", _stalled(run, index))
+        run.last_offer = offer
         candidates = renumber([*run.accepted, *fresh])
         try:
             png, path = await _stage(
-                "drawing the overlay", index, tuple, partial(run.overlay, index, candidates)
-            )
-        except _Failed as exc:
-            return run.finish("error", str(exc))
-        check = proto.VerifyRequest(
-            image_bgr, png, spec, ask, candidates, judge, item_id, question_id
-        )
-        try:
-            verdicts = await _stage(
-                f"verifier {spec.verifier!r}",
+                "drawing the overlay",
                 index,
-                proto.Verification,
-                partial(verifier.verify, check),
+                tuple,
+                partial(run.overlay, index, candidates, left.unexplained),
             )
         except _Failed as exc:
-            run.rounds.append(_round(spec, ask, index, feedback, proposal, candidates, path, None))
             return run.finish("error", str(exc))
-        run.rounds.append(_round(spec, ask, index, feedback, proposal, candidates, path, verdicts))
-        run.accepted = [e for e in verdicts.elements if e.verdict == "accepted"]
+        if not proposal.elements and _dropped(proposal):
+            raw = f"(not verified: every proposal in round {index} was unusable)"
+            verdicts = proto.Verification(candidates, [], raw)
+        else:
+            check = proto.VerifyRequest(
+                image_bgr, png, spec, ask, candidates, judge, item_id, question_id,
+                others={name: p.elements for name, p in run.others.items()},
+            )  # fmt: skip
+            try:
+                verdicts = await _verify(verifier, check, spec, index)
+            except _Failed as exc:
+                run.rounds.append(
+                    _round(spec, ask, index, feedback, proposal, candidates, path, None, left)
+                )
+                return run.finish("error", str(exc))
+        record = _round(spec, ask, index, feedback, proposal, candidates, path, verdicts, left)
+        run.rounds.append(record)
+        accepted = [e for e in verdicts.elements if e.verdict == "accepted"]
         rejected = [e for e in verdicts.elements if e.verdict != "accepted"]
-        if not rejected and not verdicts.missing:
+        drift = _drift(run, len(accepted), index) if index > 1 else ""
+        run.accepted = [] if left.problems else accepted
+        if drift:
+            record.problems.append(drift)
+            return run.finish("withheld", drift)
+        if not rejected and not verdicts.missing and not left:
             return run.finish("grounded", f"verified in round {index}")
-        feedback = proto.Feedback(run.accepted, rejected, list(verdicts.missing), index + 1)
+        missing = [*verdicts.missing, *left.as_missing()]
+        feedback = proto.Feedback(run.accepted, rejected, missing, index + 1)
     return run.finish("withheld", f"budget of {spec.budget} rounds spent: {_open_points(run)}")
+
+
+async def _propose(
+    run: _Run, proposer: proto.Proposer, spec: GroundSpec, feedback: proto.Feedback, who: str
+) -> proto.Proposal:
+    """One proposer call, its result checked so that bad plugin data is a reason, not a crash."""
+    index = feedback.round_index
+    request = proto.ProposeRequest(
+        run.image_bgr, run.image, spec, run.ask, feedback, run.judge, run.item_id, run.question_id
+    )
+    proposal: proto.Proposal = await _stage(
+        who, index, proto.Proposal, partial(proposer.propose, request)
+    )
+    for what, kind in (("elements", Element), ("unexplained", Element), ("problems", str),
+                       ("dropped", str)):  # fmt: skip
+        items = getattr(proposal, what)
+        if not isinstance(items, list) or not all(isinstance(x, kind) for x in items):
+            raise _Failed(
+                f"{who} returned a Proposal whose {what} is not a list of {kind.__name__} "
+                f"in round {index}"
+            )
+    return proposal
+
+
+async def _verify(
+    verifier: proto.Verifier, check: proto.VerifyRequest, spec: GroundSpec, index: int
+) -> proto.Verification:
+    """One verifier call, its result checked like a proposal's."""
+    who = f"verifier {spec.verifier!r}"
+    verdicts: proto.Verification = await _stage(
+        who, index, proto.Verification, partial(verifier.verify, check)
+    )
+    for what, kind in (("elements", Element), ("missing", str)):
+        items = getattr(verdicts, what)
+        if not isinstance(items, list) or not all(isinstance(x, kind) for x in items):
+            raise _Failed(
+                f"{who} returned a Verification whose {what} is not a list of {kind.__name__} "
+                f"in round {index}"
+            )
+    if not isinstance(verdicts.raw, str):
+        raise _Failed(f"{who} returned a Verification whose raw is not text in round {index}")
+    return verdicts
+
+
+async def _second_opinions(
+    run: _Run, seconds: list[tuple[SecondOpinion, proto.Proposer]]
+) -> dict[str, proto.Proposal]:
+    """Run the ``agree_with`` proposers once, each with its own params and no feedback."""
+    out: dict[str, proto.Proposal] = {}
+    for opinion, proposer in seconds:
+        name = opinion.proposer
+        if name in out:
+            name = f"{name}#{sum(k.split('#')[0] == opinion.proposer for k in out) + 1}"
+        spec = run.spec.model_copy(
+            update={"proposer": opinion.proposer, "params": dict(opinion.params), "agree_with": []}
+        )
+        proposal = await _propose(
+            run, proposer, spec, proto.Feedback(), f"proposer {name!r} (agree_with)"
+        )
+        out[name] = replace(proposal, elements=renumber(proposal.elements))
+    return out
+
+
+def _open_of(proposal: proto.Proposal, others: dict[str, proto.Proposal]) -> _Open:
+    """The proposal's open points plus those of every independent proposal (named)."""
+    found = _Open(list(proposal.unexplained), list(proposal.problems), _dropped(proposal))
+    for name, other in others.items():
+        found.unexplained += [
+            u.model_copy(update={"reason": f"{name}: {u.reason or 'no element covers it'}"})
+            for u in other.unexplained
+        ]
+        found.problems += [f"{name}: {p}" for p in other.problems]
+        found.dropped += [f"{name}: {d}" for d in _dropped(other)]
+    found.unexplained = renumber(found.unexplained)
+    return found
+
+
+def _dropped(proposal: proto.Proposal) -> list[str]:
+    """``Proposal.dropped``, plus notes a proposer still leaves in ``params['dropped']``."""
+    legacy = proposal.params.get("dropped")
+    extra = [d for d in legacy if isinstance(d, str)] if isinstance(legacy, list) else []
+    return [*proposal.dropped, *(d for d in extra if d not in proposal.dropped)]
+
+
+def _offer(elements: list[Element], left: _Open) -> tuple[Any, ...]:
+    return (
+        [_key(e) for e in elements],
+        [_key(u) for u in left.unexplained],
+        sorted(left.problems),
+        sorted(left.dropped),
+    )
+
+
+def _repeats(
+    offer: tuple[Any, ...],
+    last: tuple[Any, ...] | None,
+    fresh: list[Element],
+    rejected: list[Element],
+) -> bool:
+    """A retry that offers what the last round did (or only what it rejected) cannot help."""
+    if last is None:
+        return False
+    return offer == last or (_same_geometry(fresh, rejected) and offer[1:] == last[1:])
 
 
 async def _stage(what: str, index: int, returns: type, call: Callable[[], Awaitable[Any]]) -> Any:
@@ -191,6 +358,7 @@ def _round(
     candidates: list[Element],
     overlay: str | None,
     verdicts: proto.Verification | None,
+    left: _Open,
 ) -> Round:
     return Round(
         index=index,
@@ -202,6 +370,9 @@ def _round(
         missing=list(verdicts.missing) if verdicts else [],
         verifier=spec.verifier,
         verifier_raw=verdicts.raw if verdicts else "(verifier failed)",
+        unexplained=list(left.unexplained),
+        problems=list(left.problems),
+        dropped=list(left.dropped),
     )
 
 
@@ -217,17 +388,52 @@ def _asked(spec: GroundSpec, ask: str, feedback: proto.Feedback) -> str:
 
 def _already_kept(e: Element, kept: list[Element]) -> bool:
     """A re-proposed copy of an accepted element is dropped, not verified twice."""
-    from groundeval.grounding.verifiers.offline import OfflineVerifier
+    return any(same_object(k, e) for k in kept)
 
-    same = OfflineVerifier().same_object
-    return any(same(k, e) for k in kept)
+
+def _key(e: Element) -> tuple[Any, ...]:
+    return (e.kind, e.xyxy_px, e.points_px, sorted(e.fields.items(), key=lambda kv: kv[0]))
 
 
 def _same_geometry(a: list[Element], b: list[Element]) -> bool:
-    def key(e: Element) -> tuple[Any, ...]:
-        return (e.kind, e.xyxy_px, e.points_px, sorted(e.fields.items(), key=lambda kv: kv[0]))
+    return [_key(e) for e in a] == [_key(e) for e in b]
 
-    return [key(e) for e in a] == [key(e) for e in b]
+
+def _drift(run: _Run, accepted_now: int, index: int) -> str:
+    """Why a retry's accepted count is not believable, or "" when round 1 explains it.
+
+    Round 1 accepted ``a1``. A retry may replace what round 1 rejected, add what it
+    said was missing (or short of ``min_count``), cover its unexplained regions and
+    redo its unusable proposals, within a small slack; anything beyond, in either
+    direction, means the retry's changed parameters found a different answer, not a
+    better-checked one.
+    """
+    first = run.rounds[0]
+    a1 = sum(e.verdict == "accepted" for e in first.elements)
+    shortfall = max(0, (run.spec.min_count or 0) - a1)
+    explained = (
+        (len(first.elements) - a1)
+        + len(first.unexplained)
+        + len(first.dropped)
+        + max(shortfall, len(first.missing))
+    )
+    slack = max(DRIFT_MIN, math.ceil(DRIFT_SHARE * a1))
+    low, high = a1 - slack, a1 + explained + slack
+    if low <= accepted_now <= high:
+        return ""
+    way = "more" if accepted_now > high else "fewer"
+    return (
+        f"retry drift: round {index} accepts {accepted_now} elements where round 1 accepted "
+        f"{a1} (of {len(first.elements)} proposed); what round 1 left open explains "
+        f"{max(low, 0)} to {high}, so the retry found {way} without saying why "
+        "(a retry never buys confidence)"
+    )
+
+
+def _where(e: Element) -> str:
+    pts = [*([e.xyxy_px[:2], e.xyxy_px[2:]] if e.xyxy_px else []), *(e.points_px or [])]
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return f"[{min(xs):.0f}, {min(ys):.0f}, {max(xs):.0f}, {max(ys):.0f}]"
 
 
 def _open_points(run: _Run) -> str:
@@ -235,11 +441,13 @@ def _open_points(run: _Run) -> str:
     problems = [
         f"#{e.id}: {e.reason or 'rejected'}" for e in last.elements if e.verdict != "accepted"
     ]
-    return "; ".join([*problems, *last.missing]) or "not verified"
+    left = _Open(last.unexplained, last.problems, last.dropped)
+    return "; ".join([*problems, *last.missing, *left.as_missing()]) or "not verified"
 
 
 def _stalled(run: _Run, index: int) -> str:
     return (
         f"round {index}: the proposer offered nothing new (only what round {index - 1} "
-        f"rejected), so the verdicts cannot change; stopped early: {_open_points(run)}"
+        f"rejected or left open), so the verdicts cannot change; stopped early: "
+        f"{_open_points(run)}"
     )

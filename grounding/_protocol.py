@@ -14,9 +14,9 @@ import numpy as np
 
 from groundeval.judges._protocol import ImagePart, Judge
 from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, Registry
 
-RESERVED_PARAMS = frozenset({"image", "offline_verifier"})
+RESERVED_PARAMS = frozenset({"image", "offline_verifier", "consensus"})
 """``ground.params`` keys read by the runner and the verifier, not by proposers."""
 
 
@@ -72,6 +72,8 @@ class VerifyRequest:
     judge: Judge | None = None
     item_id: str = ""
     question_id: str = ""
+    others: dict[str, list[Element]] = field(default_factory=dict)
+    """Independent proposals of the same spec (``agree_with``), by proposer name."""
 
 
 @dataclass
@@ -113,60 +115,45 @@ class Verifier(Protocol):
 
 ProposerFactory = Callable[[], Proposer]
 VerifierFactory = Callable[[], Verifier]
-_PROPOSERS: dict[str, ProposerFactory] = {}
-_VERIFIERS: dict[str, VerifierFactory] = {}
+_PROPOSERS: Registry[ProposerFactory] = Registry(
+    "proposer", group="groundeval.proposers", builtins=["groundeval.grounding.proposers"]
+)
+_VERIFIERS: Registry[VerifierFactory] = Registry(
+    "verifier", group="groundeval.verifiers", builtins=["groundeval.grounding.verifiers"]
+)
 _P = TypeVar("_P", bound=ProposerFactory)
 _V = TypeVar("_V", bound=VerifierFactory)
 
 
 def register_proposer(name: str) -> Callable[[_P], _P]:
-    """Class decorator: make a proposer available to programs under ``name``."""
+    """Class decorator: make a proposer available to programs under ``name``.
 
-    def wrap(factory: _P) -> _P:
-        _PROPOSERS[name] = factory
-        return factory
-
-    return wrap
+    The decorator sets the class's ``name``; a different ``name =`` in the class,
+    or a second proposer under the same name, is refused naming both origins.
+    """
+    return _PROPOSERS.register(name)
 
 
 def register_verifier(name: str) -> Callable[[_V], _V]:
     """Class decorator: make a verifier available to programs under ``name``."""
-
-    def wrap(factory: _V) -> _V:
-        _VERIFIERS[name] = factory
-        return factory
-
-    return wrap
+    return _VERIFIERS.register(name)
 
 
 def get_proposer(name: str) -> Proposer:
-    """Build the proposer registered as ``name``."""
-    _load_builtins()
-    if name not in _PROPOSERS:
-        raise KeyError(f"unknown proposer {name!r}; known: {', '.join(sorted(_PROPOSERS))}")
-    return _PROPOSERS[name]()
+    """Build the proposer registered as ``name`` (``KeyError`` naming the known ones)."""
+    return _PROPOSERS.lookup(name)()
 
 
 def get_verifier(name: str) -> Verifier:
-    """Build the verifier registered as ``name``."""
-    _load_builtins()
-    if name not in _VERIFIERS:
-        raise KeyError(f"unknown verifier {name!r}; known: {', '.join(sorted(_VERIFIERS))}")
-    return _VERIFIERS[name]()
+    """Build the verifier registered as ``name`` (``KeyError`` naming the known ones)."""
+    return _VERIFIERS.lookup(name)()
 
 
 def proposer_names() -> list[str]:
-    """Every registered proposer name."""
-    _load_builtins()
-    return sorted(_PROPOSERS)
+    """Every registered proposer name (built-ins, entry points, loaded plugins)."""
+    return _PROPOSERS.names()
 
 
 def verifier_names() -> list[str]:
-    """Every registered verifier name."""
-    _load_builtins()
-    return sorted(_VERIFIERS)
-
-
-def _load_builtins() -> None:
-    """Import the modules whose decorators register the built-in proposers and verifiers."""
-    from groundeval.grounding import proposers, verifiers  # noqa: F401
+    """Every registered verifier name (built-ins, entry points, loaded plugins)."""
+    return _VERIFIERS.names()

@@ -11,12 +11,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from groundeval.programs._protocols import PROTOCOLS
+
 PROGRAM_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$"
 _ID_RE = re.compile(ID_PATTERN)
 
 Helper = Literal["boxes", "boundary", "line", "points", "text"]
-Scoring = Literal["grounded", "checklist", "rubric", "dependency"]
+Scoring = str
+"""A registered scoring protocol: grounded, checklist, rubric, dependency or a plugin's."""
 
 
 def check_id(value: str, what: str = "id") -> str:
@@ -30,6 +33,21 @@ def check_id(value: str, what: str = "id") -> str:
 
 
 Identifier = Annotated[str, Field(pattern=ID_PATTERN, description="Safe identifier.")]
+
+
+WEIGHT_DOC = (
+    "Weight among the hard questions (ignored for gates). Grounded scoring: relaxed = "
+    "gate x sum(w*s) / sum(w) over the hard questions (partial marks count); strict = "
+    "gate x 1 only when every hard question has full marks (s = 1), else 0."
+)
+SCORING_DOC = (
+    "Scoring protocol: grounded (gate x weighted hard marks, strict and relaxed), "
+    "checklist (BizGenEval), rubric (UEval), dependency (DSG), or a protocol a plugin "
+    "registered with register_protocol. In every protocol an item "
+    "with an unanswered question (judge error, no decision) is 'error' and with a withheld "
+    "one 'withheld': it has no scores, is left out of the means and is counted in every "
+    "summary cell; it is never scored as a 'no'."
+)
 
 
 class _Strict(BaseModel):
@@ -46,6 +64,15 @@ class NamedCheck(_Strict):
 
 
 Check = Annotated[str, Field(min_length=1, max_length=2000)] | NamedCheck
+
+
+class SecondOpinion(_Strict):
+    """An independent proposer a consensus verifier compares the main proposal with."""
+
+    proposer: str = Field(min_length=1)
+    """Registered proposer name (``yolo.dice``)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Its own parameters (the spec's ``params`` belong to the main proposer)."""
 
 
 class GroundSpec(_Strict):
@@ -69,6 +96,30 @@ class GroundSpec(_Strict):
     """Fewest elements the verifier accepts (``None``: no lower bound beyond zero)."""
     max_count: int | None = Field(default=None, ge=0)
     """Most elements the verifier accepts (``None``: unbounded)."""
+    agree_with: list[SecondOpinion] = Field(default_factory=list)
+    """Independent proposers whose elements must agree (``verifier: consensus``)."""
+
+    @field_validator("agree_with", mode="before")
+    @classmethod
+    def _opinions(cls, value: Any) -> Any:
+        """A bare name (``yolo.dice``) is short for ``{proposer: yolo.dice}``."""
+        if isinstance(value, list):
+            return [{"proposer": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _consensus(self) -> GroundSpec:
+        if self.verifier == "consensus" and not self.agree_with:
+            raise ValueError(
+                "ground.verifier 'consensus' needs 'agree_with': the proposers that must "
+                "agree with the main one, e.g. agree_with: [yolo.dice]"
+            )
+        if self.agree_with and self.verifier != "consensus":
+            raise ValueError(
+                f"ground.agree_with is only read by verifier 'consensus' (got verifier "
+                f"{self.verifier!r}); set verifier: consensus or drop agree_with"
+            )
+        return self
 
 
 class Question(_Strict):
@@ -77,8 +128,8 @@ class Question(_Strict):
     id: Identifier
     ask: str = Field(min_length=1, max_length=4000)
     """The question in words; what a judge sees, what a report shows."""
-    weight: float = Field(default=1.0, gt=0)
-    """Weight among the hard questions (ignored for gates)."""
+    weight: float = Field(default=1.0, gt=0, description=WEIGHT_DOC)
+    """Weight among the hard questions (ignored for gates); see :data:`WEIGHT_DOC`."""
     requires: list[Identifier] = Field(default_factory=list)
     """Questions that must pass before this one is asked (DSG-style dependencies)."""
     ground: GroundSpec | None = None
@@ -111,6 +162,26 @@ class Question(_Strict):
         return self.uses
 
 
+ProgramStatus = Literal["draft", "approved"]
+
+
+class Provenance(_Strict):
+    """Who wrote a program and who reviewed it (set by ``groundeval author``)."""
+
+    judge: str = ""
+    """Spec of the judge that drafted it (``gemini:gemini-2.5-flash``)."""
+    model: str = ""
+    """Model name the judge reported."""
+    prompt_sha256: str = ""
+    """Hash of the generation prompt (and hidden rationale) the draft was written for."""
+    rounds: int = Field(default=1, ge=1)
+    """Judge calls it took to reach a draft that validates (1 = valid at once)."""
+    reviewer: str | None = None
+    """Who approved it (``groundeval author apply``); ``None`` while a draft."""
+    review_note: str = ""
+    """The reviewer's note."""
+
+
 class Program(_Strict):
     """Gate questions plus weighted hard questions for one item (one image prompt)."""
 
@@ -120,12 +191,31 @@ class Program(_Strict):
     """The generation prompt the image answers."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Item tags (``axis: quantity``, ``domain: Slides``) for summary tables."""
-    scoring: Scoring = "grounded"
-    """Scoring protocol: grounded, checklist (BizGenEval), rubric (UEval), dependency (DSG)."""
+    scoring: Scoring = Field(
+        default="grounded",
+        description=SCORING_DOC,
+        json_schema_extra={"examples": ["grounded", "checklist", "rubric", "dependency"]},
+    )
+    """Scoring protocol; see :data:`SCORING_DOC`."""
     instructions: str = ""
     """Extra judge instructions for this program's direct questions."""
     gates: list[Question] = Field(default_factory=list)
     hard: list[Question] = Field(default_factory=list)
+    status: ProgramStatus | None = None
+    """``draft`` (written by ``groundeval author``; ``run`` refuses it without
+    ``--allow-drafts``), ``approved`` (reviewed), or ``None`` (written by hand)."""
+    provenance: Provenance | None = None
+    """How an authored program was made and reviewed."""
+
+    @field_validator("scoring")
+    @classmethod
+    def _registered_protocol(cls, value: str) -> str:
+        if value not in PROTOCOLS:
+            raise ValueError(
+                f"unknown scoring protocol {value!r}; known: {', '.join(PROTOCOLS.names())} "
+                "(a plugin's protocol is known once its file is loaded with --plugins)"
+            )
+        return value
 
     @field_validator("version")
     @classmethod

@@ -1,3 +1,3 @@
 """Built-in verifiers, registered by name on import."""
 
-from groundeval.grounding.verifiers import judge, offline  # noqa: F401
+from groundeval.grounding.verifiers import consensus, judge, offline  # noqa: F401

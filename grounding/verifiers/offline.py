@@ -5,6 +5,10 @@ inside the image, big enough to mean something, not a copy of another box, that
 its fields match the program's JSON Schemas, and whether the count is within
 what the spec allows. Each rejected element gets a reason the next round (and a
 person reading the state file) can act on.
+
+What a proposer says it could not explain (``Proposal.unexplained``), distrusts
+(``problems``) or had to drop (``dropped``) withholds the question too, but that
+rule lives in the loop, so it holds behind every verifier, this one included.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ HELPER_KINDS: dict[str, tuple[str, ...]] = {
 }
 """Element kinds each helper may return."""
 
+SAME_OBJECT_IOU = 0.7
+"""Boxes or polygons overlapping by at least this IoU mark the same object."""
+SAME_OBJECT_PX = 3.0
+"""Points, lines and rays whose points all lie this close mark the same object."""
+
 SETTINGS_KEY = "offline_verifier"
 """Key in ``GroundSpec.params`` whose dict overrides :class:`OfflineVerifier` settings."""
 
@@ -49,9 +58,9 @@ class OfflineVerifier:
     """Smallest width and height of a box or polygon, and shortest line."""
     inside_tolerance: float = 0.02
     """How far outside the image a point may lie, as a share of the image's long side."""
-    duplicate_iou: float = 0.7
+    duplicate_iou: float = SAME_OBJECT_IOU
     """Boxes or polygons overlapping an earlier one by this IoU are copies."""
-    duplicate_px: float = 3.0
+    duplicate_px: float = SAME_OBJECT_PX
     """Points, lines and rays whose points all lie this close to an earlier one are copies."""
 
     async def verify(self, request: VerifyRequest) -> Verification:
@@ -156,19 +165,7 @@ class OfflineVerifier:
 
     def same_object(self, a: Element, b: Element) -> bool:
         """True when ``b`` marks the same thing as ``a`` (same kind, near-identical geometry)."""
-        if a.kind != b.kind:
-            return False
-        if a.kind in ("box", "polygon"):
-            return _area_iou(a, b) >= self.duplicate_iou
-        pa, pb = element_points(a), element_points(b)
-        if len(pa) != len(pb):
-            return False
-        close = all(math.dist(p, q) <= self.duplicate_px for p, q in zip(pa, pb, strict=True))
-        if a.kind == "line" and not close:
-            close = all(
-                math.dist(p, q) <= self.duplicate_px for p, q in zip(pa, pb[::-1], strict=True)
-            )
-        return close
+        return same_object(a, b, min_iou=self.duplicate_iou, max_px=self.duplicate_px)
 
     def _count(
         self, elements: list[Element], spec: GroundSpec, reasons: dict[int, str]
@@ -191,6 +188,34 @@ class OfflineVerifier:
         return []
 
 
+def same_object(
+    a: Element, b: Element, *, min_iou: float = SAME_OBJECT_IOU, max_px: float = SAME_OBJECT_PX
+) -> bool:
+    """The one "same object" rule: same kind and near-identical geometry.
+
+    Boxes and polygons overlap by at least ``min_iou``; points, lines and rays have
+    every point within ``max_px`` (a line may be given in either direction). The
+    verifier's duplicate check, the loop's "already kept" test and consensus
+    matching (with looser tolerances) all use it.
+    """
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("box", "polygon"):
+        return area_iou(a, b) >= min_iou
+    return point_distance(a, b) <= max_px
+
+
+def point_distance(a: Element, b: Element) -> float:
+    """Largest distance between corresponding points (inf when the shapes cannot correspond)."""
+    pa, pb = element_points(a), element_points(b)
+    if len(pa) != len(pb) or not pa:
+        return math.inf
+    far = max(math.dist(p, q) for p, q in zip(pa, pb, strict=True))
+    if a.kind == "line":
+        far = min(far, max(math.dist(p, q) for p, q in zip(pa, pb[::-1], strict=True)))
+    return far
+
+
 def element_points(e: Element) -> list[tuple[float, float]]:
     """The element's defining points (a box gives its two corners)."""
     if e.xyxy_px is not None:
@@ -206,7 +231,7 @@ def element_xyxy(e: Element) -> tuple[float, float, float, float]:
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _area_iou(a: Element, b: Element) -> float:
+def area_iou(a: Element, b: Element) -> float:
     """Box IoU, or true polygon IoU (bounds IoU when a polygon is too broken for shapely)."""
     if a.kind == "polygon":
         try:

@@ -1,0 +1,258 @@
+"""What a proposal leaves open withholds: unexplained regions, problems, unusable proposals.
+
+Also the two loop rules of issue 11 and 12: a retry never buys confidence (the
+loosen-until-pass pattern, run on a real image with a real threshold), and a round
+whose every proposal was unusable is a failed round, never "verified" with 0 elements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from groundeval.grounding._draw import UNEXPLAINED_COLOR
+from groundeval.grounding._loop import GroundingTarget, run_grounding
+from groundeval.grounding._protocol import (
+    Proposal,
+    ProposeRequest,
+    Verification,
+    VerifyRequest,
+    register_proposer,
+    register_verifier,
+)
+from groundeval.judges._protocol import ImagePart
+from groundeval.programs._model import GroundSpec
+from groundeval.state import Element, Provenance, StateFile
+
+IMAGE = np.full((80, 120, 3), 90, np.uint8)
+PART = ImagePart(data=b"image bytes", mime="image/png", size_wh=(120, 80))
+GOOD = [[10, 10, 30, 30], [40, 10, 60, 30]]
+HIDDEN = [80, 40, 100, 60]
+
+
+def _boxes(boxes: list[list[float]]) -> list[Element]:
+    return [Element(id=i, kind="box", xyxy_px=b) for i, b in enumerate(boxes, start=1)]
+
+
+@register_proposer("test.open.script")
+class ScriptedOpen:
+    """Round n plays ``params.rounds[n-1]`` (the last repeats): boxes plus open points."""
+
+    name = "test.open.script"
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        rounds = request.spec.params["rounds"]
+        step: dict[str, Any] = rounds[min(request.feedback.round_index, len(rounds)) - 1]
+        unexplained = [
+            Element(id=i, kind="box", xyxy_px=b, reason="bright blob no box covers")
+            for i, b in enumerate(step.get("unexplained", []), start=1)
+        ]
+        return Proposal(
+            _boxes(step.get("boxes", [])),
+            unexplained=unexplained,
+            problems=list(step.get("problems", [])),
+            dropped=list(step.get("dropped", [])),
+        )
+
+
+def _ground(tmp_path: Path | None = None, image: np.ndarray = IMAGE, **spec: Any) -> StateFile:
+    spec.setdefault("helper", "boxes")
+    spec.setdefault("proposer", "test.open.script")
+    target = GroundingTarget(tmp_path / "overlays", "overlays") if tmp_path else None
+    height, width = image.shape[:2]
+    state = asyncio.run(
+        run_grounding(
+            image_bgr=image, image=ImagePart(b"x", "image/png", (width, height)),
+            spec=GroundSpec(**spec), ask="how many?", item_id="item-1", question_id="q1",
+            provenance=Provenance(toolkit_version="t"), overlays=target,
+        )
+    )  # fmt: skip
+    return StateFile.model_validate_json(state.model_dump_json())
+
+
+def test_an_unexplained_region_withholds_and_is_drawn_and_recorded(tmp_path: Path):
+    state = _ground(tmp_path, params={"rounds": [{"boxes": GOOD, "unexplained": [HIDDEN]}]})
+    assert state.status == "withheld"
+    (only,) = state.rounds  # round 2 offered the same: stopped early
+    assert [e.verdict for e in only.elements] == ["accepted", "accepted"]
+    assert [u.xyxy_px for u in only.unexplained] == [HIDDEN]
+    assert "unexplained region at [80, 40, 100, 60]: bright blob no box covers" in state.reason
+    overlay = cv2.imread(str(tmp_path / str(only.overlay)))
+    magenta = np.all(overlay == UNEXPLAINED_COLOR.as_bgr(), axis=-1)
+    ys, xs = np.nonzero(magenta)
+    assert magenta.sum() > 20 and xs.min() >= 75 and ys.min() >= 20  # dashed box + "?" tag
+
+
+def test_unexplained_regions_are_fed_back_and_a_retry_that_covers_them_grounds():
+    rounds = [{"boxes": GOOD, "unexplained": [HIDDEN]}, {"boxes": [*GOOD, HIDDEN]}]
+    state = _ground(params={"rounds": rounds})
+    assert state.status == "grounded" and state.reason == "verified in round 2"
+    assert "unexplained region at [80, 40, 100, 60]" in state.rounds[1].asked
+    assert len(state.elements) == 3  # 2 + 1 unexplained is explained growth, not drift
+
+
+def test_a_problem_withholds_and_its_elements_are_not_kept():
+    clutter = "clutter: 41 candidates, most with weak support"
+    state = _ground(params={"rounds": [{"boxes": GOOD, "problems": [clutter]}]}, budget=3)
+    assert state.status == "withheld"
+    assert state.rounds[0].problems == [clutter]
+    assert f"problem: {clutter}" in state.reason
+    assert state.elements == []  # a distrusted proposal leaves no verified evidence
+
+
+def test_every_proposal_unusable_is_a_failed_round_never_grounded_with_zero():
+    dropped = [f"element {i}: box_2d has NaN" for i in range(1, 4)]
+    state = _ground(params={"rounds": [{"dropped": dropped}]}, budget=3)
+    assert state.status == "withheld" and state.elements == []
+    (only,) = state.rounds
+    assert only.dropped == dropped and only.elements == []
+    assert only.verifier_raw == "(not verified: every proposal in round 1 was unusable)"
+    assert "unusable proposal: element 1: box_2d has NaN" in state.reason
+
+
+def test_budget_spent_on_unusable_rounds_is_withheld_with_every_reason():
+    rounds = [{"dropped": ["element 1: negative width"]}, {"dropped": ["element 1: off image"]}]
+    state = _ground(params={"rounds": rounds}, budget=2)
+    assert state.status == "withheld"
+    assert state.reason == "budget of 2 rounds spent: unusable proposal: element 1: off image"
+    assert [r.dropped for r in state.rounds] == [
+        ["element 1: negative width"],
+        ["element 1: off image"],
+    ]
+
+
+def test_a_partly_unusable_round_is_not_verified_and_the_drops_count_as_rejected():
+    rounds = [{"boxes": GOOD, "dropped": ["element 3: x1 is NaN"]}, {"boxes": [*GOOD, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "grounded" and state.reason == "verified in round 2"
+    assert state.rounds[0].dropped == ["element 3: x1 is NaN"]
+    assert "unusable proposal: element 3: x1 is NaN" in state.rounds[1].asked
+
+
+def test_unusable_proposals_left_in_params_by_older_proposers_count_too():
+    @register_proposer("test.open.legacy")
+    class Legacy:
+        name = "test.open.legacy"
+
+        async def propose(self, request: ProposeRequest) -> Proposal:
+            return Proposal([], params={"dropped": ["element 1: coordinates are NaN"]})
+
+    state = _ground(proposer="test.open.legacy", budget=1)
+    assert state.status == "withheld"
+    assert state.rounds[0].dropped == ["element 1: coordinates are NaN"]
+
+
+def test_zero_usable_elements_is_never_grounded_whatever_the_budget():
+    # issue 12.1: all-NaN proposals used to give "grounded, verified in round 1" with 0
+    # elements, and then count(elements) >= 2 scored fail instead of withheld.
+    for budget in (1, 2, 5):
+        drops = {"dropped": ["element 1: NaN", "element 2: NaN"]}
+        state = _ground(params={"rounds": [drops]}, budget=budget)
+        assert state.status == "withheld" and "verified" not in state.reason
+
+
+@register_proposer("test.open.bad_types")
+class BadTypes:
+    name = "test.open.bad_types"
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        return Proposal([], problems="clutter")  # type: ignore[arg-type]
+
+
+def test_a_proposal_with_wrongly_typed_open_points_is_an_error_state():
+    state = _ground(proposer="test.open.bad_types")
+    assert state.status == "error"
+    assert "problems is not a list of str in round 1" in state.reason
+
+
+# --------------------------------------------------------------- loosen until pass
+
+
+def _blobs_on_texture() -> np.ndarray:
+    """Three bright discs on a grainy background whose brightest grains approach them."""
+    rng = np.random.default_rng(7)
+    grey = rng.normal(110, 22, (120, 200)).clip(0, 255).astype(np.uint8)
+    grey = cv2.GaussianBlur(grey, (5, 5), 1.2)
+    for x in (40, 100, 160):
+        cv2.circle(grey, (x, 60), 12, 235, -1)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+
+
+@register_proposer("test.open.loosening")
+class Loosening:
+    """Thresholds the image; each retry lowers the threshold, as a naive retry would."""
+
+    name = "test.open.loosening"
+
+    async def propose(self, request: ProposeRequest) -> Proposal:
+        retries = request.feedback.round_index - 1
+        threshold = request.spec.params["threshold"] - retries * request.spec.params["step"]
+        grey = cv2.cvtColor(request.image_bgr, cv2.COLOR_BGR2GRAY)
+        n, _, stats, _ = cv2.connectedComponentsWithStats((grey > threshold).astype(np.uint8))
+        boxes = [
+            [float(x), float(y), float(x + w), float(y + h)]
+            for x, y, w, h, area in stats[1:n]
+            if area >= 4 and w >= 3 and h >= 3
+        ]
+        kept = request.feedback.accepted
+        return Proposal(_boxes(boxes), params={"threshold": threshold, "kept": len(kept)})
+
+
+def test_loosen_until_pass_is_withheld_naming_both_counts():
+    image = _blobs_on_texture()
+    # min_count 4 on an image with 3 discs: round 1 finds 3 and is told one is missing;
+    # the retry loosens the threshold into the background grain and "finds" many more.
+    spec = {"proposer": "test.open.loosening", "params": {"threshold": 200, "step": 80}}
+    state = _ground(image=image, **spec, min_count=4, budget=3)
+    assert sum(e.verdict == "accepted" for e in state.rounds[0].elements) == 3
+    assert state.status == "withheld"
+    assert len(state.rounds) == 2
+    later = sum(e.verdict == "accepted" for e in state.rounds[1].elements)
+    assert later > 8  # the loosened threshold picks up grain
+    assert state.reason.startswith(f"retry drift: round 2 accepts {later} elements where round 1")
+    assert "round 1 accepted 3 (of 3 proposed)" in state.reason
+    assert state.rounds[1].problems == [state.reason]
+    assert state.provenance.proposer_params["threshold"] == 120
+
+
+def test_the_same_proposer_without_a_retry_is_simply_withheld_for_the_missing_one():
+    image = _blobs_on_texture()
+    spec = {"proposer": "test.open.loosening", "params": {"threshold": 200, "step": 80}}
+    state = _ground(image=image, **spec, min_count=4, budget=1)
+    assert state.status == "withheld" and "1 more boxes needed" in state.reason
+
+
+def test_a_tightening_retry_after_clutter_is_withheld_as_far_fewer():
+    many = [[4 + 9 * i, 40, 11 + 9 * i, 47] for i in range(12)]
+    rounds = [{"boxes": many, "problems": ["clutter: 12 weak candidates"]}, {"boxes": GOOD}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "withheld"
+    assert "round 2 accepts 2 elements where round 1 accepted 12" in state.reason
+    assert "found fewer" in state.reason
+
+
+@pytest.mark.parametrize("budget", [2, 3])
+def test_an_honest_fix_of_one_rejected_box_is_not_drift(budget: int):
+    rounds = [{"boxes": [*GOOD, [70, 10, 71, 11]]}, {"boxes": [*GOOD, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=budget)
+    assert state.status == "grounded" and state.reason == "verified in round 2"
+
+
+@register_verifier("test.open.bad_verdicts")
+class BadVerdicts:
+    name = "test.open.bad_verdicts"
+
+    async def verify(self, request: VerifyRequest) -> Verification:
+        return Verification(request.elements, missing=[None])  # type: ignore[list-item]
+
+
+def test_a_verification_with_wrongly_typed_missing_is_an_error_state_not_a_crash():
+    state = _ground(params={"rounds": [{"boxes": GOOD}]}, verifier="test.open.bad_verdicts")
+    assert state.status == "error"
+    assert "missing is not a list of str in round 1" in state.reason
+    assert len(state.rounds) == 1  # the round and its overlay are kept for the audit
