@@ -133,7 +133,7 @@ def bizgeneval_summarize(
     typer.echo(
         f"scored {summary['total_scored']} of {summary['total_items']}; "
         f"missing {len(summary['missing_items'])} ({summary['missing_convention']}: "
-        f"{left.get('error', 0)} error, {left.get('withheld', 0)} withheld, "
+        f"{left.get('errors', 0)} error, {left.get('withheld', 0)} withheld, "
         f"{left.get('missing', 0)} without result); "
         f"answer errors counted as wrong: {summary['answer_errors_counted_as_wrong']}"
     )

@@ -5,7 +5,7 @@ A question's ``check`` is either a string (a safe expression, see
 Every check reads element views of the grounding state and returns a score in
 [0, 1] with a trace a person can read; it never calls a model.
 
-Writing a named check (in a module the user names with ``--checks``)::
+Writing a named check (in a plugin file the user names with ``--plugins``)::
 
     from groundeval.programs import register_check
 
@@ -20,11 +20,8 @@ A check that needs other questions' elements declares a keyword parameter
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import inspect
 import math
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +30,9 @@ from typing import Any
 from groundeval.programs._expr_static import parse_expression
 from groundeval.programs._expressions import StatesView, evaluate_expression
 from groundeval.programs._model import NamedCheck
+from groundeval.programs._plugins import load_plugin
 from groundeval.programs._views import CheckError, ElementView, views_of
-from groundeval.state import CheckTrace, StateFile
+from groundeval.state import CheckTrace, Registry, StateFile, origin_of
 
 CheckFn = Callable[..., tuple[float, str]]
 ArgsValidator = Callable[[dict[str, Any]], None]
@@ -52,17 +50,21 @@ class RegisteredCheck:
     origin: str
 
 
-_REGISTRY: dict[str, RegisteredCheck] = {}
-_LOADED_MODULES: dict[Path, list[str]] = {}
-_builtins_loaded = False
+def _adopt(name: str, fn: Any) -> None:
+    """An entry point naming a bare function registers it as a check of that name."""
+    register_check(name)(fn)
 
 
-def _registry() -> dict[str, RegisteredCheck]:
-    global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        import groundeval.programs._check_library
-        import groundeval.programs._check_spatial  # noqa: F401  (both register the built-ins)
+_REGISTRY: Registry[RegisteredCheck] = Registry(
+    "check",
+    group="groundeval.checks",
+    builtins=["groundeval.programs._check_library", "groundeval.programs._check_spatial"],
+    unwrap=lambda entry: entry.fn,
+    adopt=_adopt,
+)
+
+
+def _registry() -> Registry[RegisteredCheck]:
     return _REGISTRY
 
 
@@ -72,24 +74,16 @@ def register_check(
     """Register ``fn(elements, state, **args) -> (score, trace)`` under ``name``.
 
     ``validate`` (optional) receives the argument dict and raises ``ValueError`` for
-    bad arguments, so ``groundeval validate`` can catch them before a run.
+    bad arguments, so ``groundeval validate`` can catch them before a run. A second
+    function under a taken name is refused, naming both.
     """
-    if not name or not name.replace("_", "").replace(".", "").isalnum():
-        raise ValueError(f"check name {name!r} must be letters, digits, '_' or '.'")
+    _REGISTRY.check_name(name)
 
     def decorator(fn: CheckFn) -> CheckFn:
-        registry = _registry()
-        existing = registry.get(name)
-        if existing is not None and existing.fn is not fn:
-            raise ValueError(f"check {name!r} is already registered (by {existing.origin})")
         params = inspect.signature(fn).parameters
-        registry[name] = RegisteredCheck(
-            name=name,
-            fn=fn,
-            validate_args=validate,
-            wants_states="states" in params,
-            origin=f"{fn.__module__}.{fn.__qualname__}",
-        )
+        origin = origin_of(fn)
+        entry = RegisteredCheck(name, fn, validate, "states" in params, origin)
+        _REGISTRY.add(name, entry, origin=origin)
         return fn
 
     return decorator
@@ -97,7 +91,7 @@ def register_check(
 
 def check_names() -> list[str]:
     """Names of all registered checks, sorted."""
-    return sorted(_registry())
+    return _REGISTRY.names()
 
 
 def _lookup(name: str) -> RegisteredCheck:
@@ -225,36 +219,15 @@ def _result(named: NamedCheck, result: Any) -> dict[str, Any]:
 
 
 def load_check_module(path: Path) -> list[str]:
-    """Import a user's Python file so its ``@register_check`` functions register.
+    """Load a plugin file (``--checks`` is the alias of ``--plugins``); see :func:`load_plugin`.
 
-    Only call this for a file the user named (``--checks mychecks.py``): it runs
-    that file's code. Loading the same file twice is a no-op.
+    Only call this for a file the user named: it runs that file's code. Loading
+    the same file twice is a no-op.
 
     Returns:
-        The check names the module added.
+        The check names the file added.
     """
-    resolved = Path(path).expanduser().resolve()
-    if resolved in _LOADED_MODULES:
-        return list(_LOADED_MODULES[resolved])
-    if not resolved.is_file() or resolved.suffix != ".py":
-        raise ValueError(f"--checks {path}: expected an existing .py file")
-    before = set(_registry())
-    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(f"groundeval_user_checks_{digest}", resolved)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"--checks {path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses and pickling look modules up here
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(spec.name, None)
-        raise ValueError(
-            f"--checks {path}: importing it failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    added = sorted(set(_registry()) - before)
-    _LOADED_MODULES[resolved] = added
-    return added
+    return load_plugin(path).get("check", [])
 
 
 __all__ = [

@@ -311,6 +311,188 @@ class _Walker:
         raise _reject(f"loop target '{ast.unparse(target)}' must be a name")
 
 
+# --------------------------------------------------------------------------- static types
+
+_NAME_KINDS: dict[str, str] = {
+    "elements": "list",
+    "image_w": "number",
+    "image_h": "number",
+    "state_status": "str",
+}
+_CALL_KINDS: dict[str, str] = {
+    "count": "number",
+    "len": "number",
+    "sum": "number",
+    "abs": "number",
+    "round": "number",
+    "iou": "number",
+    "distance": "number",
+    "any": "bool",
+    "all": "bool",
+    "inside": "bool",
+    "left_of": "bool",
+    "above": "bool",
+    "norm": "str",
+    "sorted": "list",
+    "set": "set",
+}
+"""What each function returns, where it is always the same kind (min, max, hits vary)."""
+_KIND_WORDS = {
+    "number": "a number",
+    "bool": "a boolean",
+    "str": "a string",
+    "list": "a list",
+    "set": "a set",
+    "none": "None",
+}
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _family(kind: str) -> str:
+    """Kinds that compare and combine with each other: booleans are numbers."""
+    return "number" if kind == "bool" else kind
+
+
+def comparable(left: str, right: str, op: ast.cmpop) -> bool:
+    """Whether values of two kinds can be compared with ``op`` meaningfully.
+
+    ``==``/``!=`` between different kinds is always False/True in Python, so it is
+    a mistake (``count(elements) == "5"``), except against None (``hits`` may
+    return None). Ordering needs two numbers, two strings or two lists (or sets).
+    """
+    a, b = _family(left), _family(right)
+    if isinstance(op, ast.Eq | ast.NotEq):
+        return a == b or "none" in (a, b)
+    if isinstance(op, _ORDERING):
+        return a == b and a in ("number", "str", "list", "set")
+    return True
+
+
+def _mismatch(node: ast.AST, left: str, right: str, what: str, joiner: str = "with") -> CheckError:
+    hint = ""
+    if what == "tests equality of" and {_family(left), _family(right)} == {"number", "str"}:
+        hint = "; a number is never equal to text (write 5, not '5')"
+    return _reject(
+        f"{ast.unparse(node)[:80]} -- {what} {_KIND_WORDS[left]} {joiner} "
+        f"{_KIND_WORDS[right]}{hint}"
+    )
+
+
+def _binop_kind(node: ast.BinOp, left: str | None, right: str | None) -> str | None:
+    """The kind of ``left op right``; rejects the combinations Python would refuse or misuse."""
+    if left is None or right is None:
+        return None
+    a, b = _family(left), _family(right)
+    op = node.op
+    if a == "none" or b == "none":
+        raise _mismatch(node, left, right, "does arithmetic on", "and")
+    if isinstance(op, ast.Add):
+        if a == b and a in ("number", "str", "list"):
+            return a
+        raise _mismatch(node, left, right, "adds", "and")
+    if isinstance(op, ast.Mult):
+        if a == b == "number":
+            return "number"
+        if {a, b} in ({"str", "number"}, {"list", "number"}) and "bool" not in (left, right):
+            return "str" if "str" in (a, b) else "list"
+        raise _mismatch(node, left, right, "multiplies", "by")
+    if isinstance(op, ast.Sub) and a == b == "set":
+        return "set"
+    if a == b == "number":
+        return "number"
+    raise _mismatch(node, left, right, "does arithmetic on", "and")
+
+
+def _literal_items_kind(node: ast.AST, kinds: dict[int, str | None]) -> str | None:
+    """The one kind of every item of a list/tuple/set literal, if they share one."""
+    if not isinstance(node, ast.List | ast.Tuple | ast.Set) or not node.elts:
+        return None
+    found = {kinds.get(id(e)) for e in node.elts}
+    if len(found) != 1 or None in found:
+        return None
+    return _family(found.pop() or "")
+
+
+def _own_kind(node: ast.AST, kinds: dict[int, str | None]) -> str | None:
+    """The kind of a node's value when it is known without running anything."""
+    if isinstance(node, ast.Expression):
+        return kinds.get(id(node.body))
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool):
+            return "bool"
+        if isinstance(value, int | float):
+            return "number"
+        if isinstance(value, str):
+            return "str"
+        return "none" if value is None else None
+    if isinstance(node, ast.Name):
+        return _NAME_KINDS.get(node.id)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return _CALL_KINDS.get(node.func.id)
+    if isinstance(node, ast.BinOp):
+        return _binop_kind(node, kinds.get(id(node.left)), kinds.get(id(node.right)))
+    if isinstance(node, ast.UnaryOp):
+        operand = kinds.get(id(node.operand))
+        if isinstance(node.op, ast.Not):
+            return "bool"
+        if operand is not None and _family(operand) != "number":
+            raise _reject(f"{ast.unparse(node)[:80]} -- negates {_KIND_WORDS[operand]}")
+        return "number"
+    if isinstance(node, ast.Compare):
+        _check_compare(node, kinds)
+        return "bool"
+    if isinstance(node, ast.IfExp):
+        body, orelse = kinds.get(id(node.body)), kinds.get(id(node.orelse))
+        return body if body == orelse else None
+    if isinstance(node, ast.List | ast.Tuple | ast.ListComp):
+        return "list"
+    if isinstance(node, ast.Set):
+        return "set"
+    return None
+
+
+def _check_compare(node: ast.Compare, kinds: dict[int, str | None]) -> None:
+    operands = [node.left, *node.comparators]
+    for op, left, right in zip(node.ops, operands, operands[1:], strict=False):
+        a, b = kinds.get(id(left)), kinds.get(id(right))
+        if isinstance(op, ast.In | ast.NotIn):
+            items = _literal_items_kind(right, kinds)
+            if b == "str" and a is not None and _family(a) != "str":
+                raise _mismatch(node, a, b, "looks for", "in")
+            if a is not None and items is not None and "none" not in (a, items):
+                if _family(a) != items:
+                    raise _mismatch(node, a, items, "looks for", "among items that are all")
+            if b is not None and _family(b) in ("number", "bool", "none"):
+                raise _reject(f"{ast.unparse(node)[:80]} -- looks inside {_KIND_WORDS[b]}")
+            continue
+        if a is not None and b is not None and not comparable(a, b, op):
+            eq = isinstance(op, ast.Eq | ast.NotEq)
+            raise _mismatch(node, a, b, "tests equality of" if eq else "orders", "and")
+
+
+def check_types(tree: ast.AST) -> None:
+    """Reject comparisons and arithmetic whose operand kinds are known and do not fit.
+
+    Kinds are known for literals, the names ``elements``/``image_w``/``image_h``/
+    ``state_status`` and functions that always return one kind (``count`` is a
+    number, ``norm`` a string); element fields are known only when evaluated, so
+    the evaluator checks those (see :mod:`groundeval.programs._expressions`).
+
+    Raises:
+        CheckError: e.g. ``count(elements) == "5"`` (a number is never equal to text).
+    """
+    kinds: dict[int, str | None] = {}
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:  # post-order without recursion: children's kinds first
+        node, expanded = stack.pop()
+        if expanded:
+            kinds[id(node)] = _own_kind(node, kinds)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in ast.iter_child_nodes(node))
+
+
 @lru_cache(maxsize=512)
 def parse_expression(text: str) -> ast.Expression:
     """Parse and statically validate a check expression; nothing is evaluated.
@@ -321,7 +503,9 @@ def parse_expression(text: str) -> ast.Expression:
     and friends; lambdas, walrus, f-strings, star unpacking, dicts; attribute access
     on anything but an element (``e.pips``, ``elements[0].pips``) and attribute
     chains; constant exponents over 100; repeating a string or list literal more
-    than 10,000 times; string literals over 1,000 characters.
+    than 10,000 times; string literals over 1,000 characters; comparisons and
+    arithmetic between kinds that cannot meet (``count(elements) == "5"``, see
+    :func:`check_types`).
 
     Raises:
         CheckError: the expression is not allowed or does not parse.
@@ -342,4 +526,5 @@ def parse_expression(text: str) -> ast.Expression:
     except (RecursionError, MemoryError, ValueError) as exc:
         raise _reject(f"cannot be parsed ({type(exc).__name__})") from None
     _Walker().visit(tree, frozenset(), 0)
+    check_types(tree)
     return tree

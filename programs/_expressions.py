@@ -16,6 +16,13 @@ all sorted set``, the geometric helpers ``iou inside left_of above distance
 hits`` and ``norm`` (text normalised as in ``text_equals``). A result of
 ``True``/``False`` scores 1/0; a number in [0, 1] is a partial score; anything
 else is an error.
+
+Comparing values of kinds that cannot meet is an error, never a "no": a number
+with a string (``count(elements) == "5"``), a number with a list, and so on.
+Where the kinds are known from the text, ``groundeval validate`` rejects the
+expression; where only evaluation shows them (element fields, ``min``/``max``),
+the comparison raises and the decision is ``error`` with the reason. Lists and
+tuples compare as sequences (``sorted(...) == (1, 2)`` means what it says).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from groundeval.programs._expr_static import (
     MAX_INT_BITS,
     MAX_SEQUENCE,
     UNARY_OPS,
+    comparable,
     parse_expression,
 )
 from groundeval.programs._views import (
@@ -120,10 +128,102 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float)
 
 
+class TypeMismatch(CheckError):
+    """Two values of kinds that cannot meet were compared (``3 == "3"``)."""
+
+
+def _kind(value: Any) -> str | None:
+    """The static language's kind of a runtime value (None: not one of them)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, set | frozenset):
+        return "set"
+    if value is None:
+        return "none"
+    return None
+
+
+_KIND_NOUNS = {
+    "bool": "boolean",
+    "number": "number",
+    "str": "string",
+    "list": "list",
+    "set": "set",
+    "none": "None",
+}
+_SYMBOLS: dict[type, str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+}
+
+
+def _mismatch(op: ast.cmpop, a: Any, b: Any, ka: str, kb: str) -> TypeMismatch:
+    hint = ""
+    equality = isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn)
+    if equality and {ka, kb} <= {"number", "bool", "str"} and "str" in (ka, kb) and ka != kb:
+        hint = " (a number is never equal to text)"
+    return TypeMismatch(
+        f"'{_SYMBOLS[type(op)]}' compares a {_KIND_NOUNS[ka]} ({_short(a)}) with a "
+        f"{_KIND_NOUNS[kb]} ({_short(b)}){hint}"
+    )
+
+
+def _comparison(op: ast.cmpop, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``fn`` refusing kinds that cannot meet; a list and a tuple compare as sequences."""
+
+    def compare(a: Any, b: Any) -> Any:
+        ka, kb = _kind(a), _kind(b)
+        if ka is not None and kb is not None:
+            if not comparable(ka, kb, op):
+                raise _mismatch(op, a, b, ka, kb)
+            if ka == kb == "list" and type(a) is not type(b):
+                return fn(list(a), list(b))
+        return fn(a, b)
+
+    return compare
+
+
+def _membership(op: ast.cmpop, negate: bool) -> Callable[[Any, Any], bool]:
+    """``in`` refusing a number looked for among strings (or the reverse)."""
+
+    def member(needle: Any, container: Any) -> bool:
+        kn, kc = _kind(needle), _kind(container)
+        if kc == "str" and kn is not None and kn != "str":
+            raise _mismatch(op, needle, container, kn, kc)
+        if kc in ("number", "bool", "none"):
+            raise TypeMismatch(f"'{_SYMBOLS[type(op)]}' looks inside a {_KIND_NOUNS[kc or '']}")
+        if kc in ("list", "set") and kn in ("number", "bool", "str") and container:
+            families = {"number" if k == "bool" else k for k in map(_kind, container)}
+            want = "number" if kn == "bool" else kn
+            if len(families) == 1 and families <= {"number", "str"} and want not in families:
+                item = next(iter(container))
+                raise _mismatch(op, needle, item, kn, _kind(item) or "")
+        found = needle in container
+        return not found if negate else found
+
+    return member
+
+
 _OPERATORS: dict[type, Callable[..., Any]] = {
     op: fn for op, fn in DEFAULT_OPERATORS.items() if op in (*BINARY_OPS, *UNARY_OPS, *COMPARE_OPS)
 }
 _OPERATORS.update({ast.Pow: _limited_pow, ast.Mod: _numeric_mod})
+for _op in (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE):
+    _OPERATORS[_op] = _comparison(_op(), _OPERATORS[_op])
+_OPERATORS[ast.In] = _membership(ast.In(), negate=False)
+_OPERATORS[ast.NotIn] = _membership(ast.NotIn(), negate=True)
 
 
 def _size(value: Any, cap: int) -> int:
@@ -314,6 +414,8 @@ def evaluate_expression(
     evaluator = _Evaluator.for_thread(names, {id(n) for n in watch}, deadline_s)
     try:
         value = evaluator.eval(text, previously_parsed=tree.body)
+    except TypeMismatch as exc:
+        raise CheckError(f"check {text!r}: {exc}") from None
     except CheckError:
         raise
     except InvalidExpression as exc:

@@ -12,12 +12,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundeval.programs._protocols import PROTOCOLS
+from groundeval.state import GroundSpec as GroundSpec
+from groundeval.state import Helper as Helper
+from groundeval.state import SecondOpinion as SecondOpinion
 
 PROGRAM_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$"
 _ID_RE = re.compile(ID_PATTERN)
 
-Helper = Literal["boxes", "boundary", "line", "points", "text"]
 Scoring = str
 """A registered scoring protocol: grounded, checklist, rubric, dependency or a plugin's."""
 
@@ -64,62 +66,6 @@ class NamedCheck(_Strict):
 
 
 Check = Annotated[str, Field(min_length=1, max_length=2000)] | NamedCheck
-
-
-class SecondOpinion(_Strict):
-    """An independent proposer a consensus verifier compares the main proposal with."""
-
-    proposer: str = Field(min_length=1)
-    """Registered proposer name (``yolo.dice``)."""
-    params: dict[str, Any] = Field(default_factory=dict)
-    """Its own parameters (the spec's ``params`` belong to the main proposer)."""
-
-
-class GroundSpec(_Strict):
-    """How to ground a question: which help lines to ask for and how to verify them."""
-
-    helper: Helper
-    """Kind of help line: boxes, boundary (polygon), line (ray), points or text (OCR boxes)."""
-    target: str = ""
-    """What the help lines mark, in words ("each die"): sent to a judge proposer."""
-    fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Typed fields per element, each a JSON Schema (``{"type": "integer", "minimum": 1}``)."""
-    proposer: str = "judge"
-    """Registered proposer name (``opencv.dice``, ``ocr``, ``judge``)."""
-    params: dict[str, Any] = Field(default_factory=dict)
-    """Parameters passed to the proposer; recorded in the state file."""
-    budget: int = Field(default=3, ge=1, le=20)
-    """Maximum propose-verify rounds before the question is withheld."""
-    verifier: str = "offline"
-    """Verifier name: ``offline`` (geometric sanity) or ``judge``."""
-    min_count: int | None = Field(default=None, ge=0)
-    """Fewest elements the verifier accepts (``None``: no lower bound beyond zero)."""
-    max_count: int | None = Field(default=None, ge=0)
-    """Most elements the verifier accepts (``None``: unbounded)."""
-    agree_with: list[SecondOpinion] = Field(default_factory=list)
-    """Independent proposers whose elements must agree (``verifier: consensus``)."""
-
-    @field_validator("agree_with", mode="before")
-    @classmethod
-    def _opinions(cls, value: Any) -> Any:
-        """A bare name (``yolo.dice``) is short for ``{proposer: yolo.dice}``."""
-        if isinstance(value, list):
-            return [{"proposer": v} if isinstance(v, str) else v for v in value]
-        return value
-
-    @model_validator(mode="after")
-    def _consensus(self) -> GroundSpec:
-        if self.verifier == "consensus" and not self.agree_with:
-            raise ValueError(
-                "ground.verifier 'consensus' needs 'agree_with': the proposers that must "
-                "agree with the main one, e.g. agree_with: [yolo.dice]"
-            )
-        if self.agree_with and self.verifier != "consensus":
-            raise ValueError(
-                f"ground.agree_with is only read by verifier 'consensus' (got verifier "
-                f"{self.verifier!r}); set verifier: consensus or drop agree_with"
-            )
-        return self
 
 
 class Question(_Strict):

@@ -22,6 +22,7 @@ from groundeval.grounding._loop import GroundingTarget, run_grounding
 from groundeval.judges._account import Account
 from groundeval.judges._protocol import Judge, QuestionRef
 from groundeval.judges._questions import ask_questions
+from groundeval.programs._checks import CheckError, run_check
 from groundeval.programs._model import Program, Question, dependency_order
 from groundeval.programs.scoring import get_protocol
 from groundeval.state import (
@@ -269,8 +270,6 @@ def decide_by_check(
 
     ``states`` maps question ids to the item's other states (cross-question checks).
     """
-    from groundeval.programs._checks import CheckError, run_check
-
     if state.status != "grounded":
         outcome: Outcome = "withheld" if state.status == "withheld" else "error"
         return Decision(

@@ -200,7 +200,16 @@ class ItemResult(_Record):
     """``pending``: a question awaits a judge answer after an override (``run --resume``)."""
     gate_failed: str | None = None
     decisions: list[Decision] = Field(default_factory=list)
-    scores: dict[str, float | None] = Field(default_factory=dict)
+    scores: dict[str, float | None] = Field(
+        default_factory=dict,
+        description=(
+            "Protocol scores, null unless status is 'scored'. grounded: relaxed = gate x "
+            "sum(w*s) / sum(w) (partial marks count), strict = gate x 1 only when every hard "
+            "question has full marks, else 0; checklist: easy / hard / all = max(0, 1 - "
+            "alpha x wrong answers), accuracy; rubric: score / image / text = 100 x met / "
+            "criteria; dependency: score = mean over questions after zeroing children of a 'no'."
+        ),
+    )
     """Protocol scores (``strict``/``relaxed``; ``easy``/``hard``/``all``; ``score``...)."""
     error: str | None = None
 

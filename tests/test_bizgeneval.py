@@ -188,7 +188,9 @@ def test_summarize_reference_matches_independent_rules(tmp_path: Path, missing: 
         counts = {r["Split"]: r for r in csv.DictReader(handle)}
     assert int(counts["missing"]["Average"]) == n_missing
     assert sum(int(counts["missing"][d.replace("_", " ").title()]) for d in DOMAINS) == n_missing
-    assert counts["error"]["Average"] == "0"  # unanswered questions counted wrong, as the reference
+    assert (
+        counts["errors"]["Average"] == "0"
+    )  # unanswered questions counted wrong, as the reference
     on_disk = json.loads((out / "summary.json").read_text())
     assert on_disk["by_domain"]["chart"]["count"] == sum(
         1 for k in truth if k.startswith("chart_")
@@ -215,7 +217,7 @@ def test_unanswered_as_error_leaves_items_out_and_counts_them(tmp_path: Path, mi
             assert got[track] == [round(v, 4) for v in expected[key][track]], (key, track)
     lost = [k for k, answers in truth.items() if None in answers.values()]
     assert lost and summary["left_out"] == {
-        "error": len(lost),
+        "errors": len(lost),
         "withheld": 0,
         "pending": 0,
         "missing": 12,
@@ -224,7 +226,7 @@ def test_unanswered_as_error_leaves_items_out_and_counts_them(tmp_path: Path, mi
     assert "no result for question" in summary["missing_reasons"][lost[0]]
     with (out / "counts_by_dimension.csv").open() as handle:
         counts = {r["Split"]: r for r in csv.DictReader(handle)}
-    assert int(counts["error"]["Average"]) == len(lost)
+    assert int(counts["errors"]["Average"]) == len(lost)
     with pytest.raises(ValueError, match="wrong' or 'error"):
         summarize_reference(DATA, tmp_path / "results", unanswered="zero")  # type: ignore[arg-type]
 
@@ -273,7 +275,7 @@ def test_checklist_protocol_on_a_run_equals_reference_summary(tmp_path: Path) ->
         assert (ours / name).read_text() == (reference / name).read_text(), name
     assert summary["answer_errors_counted_as_wrong"] == 0
     assert summary["left_out"] == {
-        "error": len(lost),
+        "errors": len(lost),
         "withheld": 0,
         "pending": 0,
         "missing": 400 - len(truth),

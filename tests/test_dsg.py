@@ -33,8 +33,14 @@ PUBLISHED = {
 }
 
 
-def _reference(answers_file: str, with_dependencies: bool) -> tuple[float, float]:
-    """The reference rules written out plainly with the csv module."""
+def _reference(
+    answers_file: str, with_dependencies: bool, skip_unanswered: bool = False
+) -> tuple[float, float]:
+    """The reference rules written out plainly with the csv module.
+
+    ``skip_unanswered``: an image without answers is left out (groundeval's default)
+    instead of scoring 0 (the reference).
+    """
 
     def rows(path: Path) -> list[dict[str, str]]:
         with path.open(newline="") as handle:
@@ -59,6 +65,8 @@ def _reference(answers_file: str, with_dependencies: bool) -> tuple[float, float
     ours, human = [], []
     for key in sorted(likert):
         got = answers.get(key)
+        if not got and skip_unanswered:
+            continue
         if not got:
             score = 0.0
         else:
@@ -75,12 +83,13 @@ def _reference(answers_file: str, with_dependencies: bool) -> tuple[float, float
 
 
 @cache
-def _correlate(answers_file: str, dependencies: str) -> dict:
-    return correlate(ANNS, DSG / answers_file, LIKERT, dependencies=dependencies)  # type: ignore[arg-type]
+def _correlate(answers_file: str, dependencies: str, missing: str = "zero") -> dict:
+    return correlate(ANNS, DSG / answers_file, LIKERT, dependencies=dependencies, missing=missing)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("answers_file", ["mplug_dsg.csv", "instructblip_dsg.csv"])
 def test_correlate_reproduces_published_table(answers_file: str) -> None:
+    """DSG scores an image without recorded answers 0: ``missing="zero"`` reproduces it."""
     gate = _correlate(answers_file, "gate")
     none = _correlate(answers_file, "none")
     for result, with_deps in ((gate, True), (none, False)):
@@ -93,6 +102,20 @@ def test_correlate_reproduces_published_table(answers_file: str) -> None:
     # gating never asks a child after its parent's "no", and loses nothing
     assert gate["skipped"] > 150 and gate["asked"] + gate["skipped"] == gate["questions"]
     assert none["skipped"] == 0 and none["asked"] == none["questions"]
+    # the 5 images with no recorded answer are errors, zeroed only because we asked, and counted
+    assert gate["errors"] == none["errors"] == len(gate["error_items"]) == 5
+    assert gate["missing_convention"] == "zero"
+
+
+@pytest.mark.parametrize("dependencies", ["gate", "none"])
+def test_unanswered_images_are_errors_left_out_by_default(dependencies: str) -> None:
+    skip = _correlate("mplug_dsg.csv", dependencies, "skip")
+    zero = _correlate("mplug_dsg.csv", dependencies, "zero")
+    assert skip["n"] == 795 and skip["errors"] == 5 and skip["error_items"] == zero["error_items"]
+    ref_rho, ref_tau = _reference("mplug_dsg.csv", dependencies == "gate", skip_unanswered=True)
+    assert skip["spearman"] == pytest.approx(ref_rho, abs=1e-6)
+    assert skip["kendall"] == pytest.approx(ref_tau, abs=1e-6)
+    assert skip["spearman"] != pytest.approx(zero["spearman"], abs=1e-4)
 
 
 def test_transitive_gating_skips_more_and_differs_from_reference() -> None:
@@ -171,9 +194,29 @@ def test_cli_correlate_prints_one_json_object(tmp_path: Path) -> None:
     data = json.loads(gated.stdout)
     assert {"spearman", "kendall", "n", "questions", "asked", "skipped"} <= set(data)
     assert (data["n"], data["questions"], data["asked"], data["skipped"]) == (4, 8, 7, 1)
+    assert data["errors"] == 0 and data["missing_convention"] == "skip"
     # scores 1, .5, 0, 1 against 5, 3, 1, 4
     assert data["spearman"] == pytest.approx(spearmanr([1, 0.5, 0, 1], [5, 3, 1, 4])[0])
     flat = json.loads(CliRunner().invoke(dsg_app, [*base, "--no-dependencies"]).stdout)
     assert flat["skipped"] == 0 and flat["asked"] == 8
     bad = CliRunner().invoke(dsg_app, [*base[:-1], "--dependencies", "sideways"])
     assert bad.exit_code == 1 and "gate, transitive" in bad.output
+
+
+def test_a_question_without_recorded_answer_is_an_error_not_a_no(tmp_path: Path) -> None:
+    anns = _graph(tmp_path, [(1, "0"), (2, "0"), (3, "1")])
+    program = graph_program(read_graphs(anns)["toy_1"], "gate")
+    answers = {("toy_1:m", "1"): "yes", ("toy_1:m", "3"): "yes"}  # no row for question 2
+    result, _ = asyncio.run(
+        grade_item(ItemInput("toy_1:m", program, []), judge=RecordedAnswersJudge(answers))
+    )
+    outcome = {d.question_id: d for d in result.decisions}
+    assert outcome["2"].outcome == "error" and "no recorded answer" in outcome["2"].reason
+    assert (result.status, result.scores["score"]) == ("error", None)
+    assert result.error and "2:" in result.error
+    # an image with no rows at all: every question is an error; a gated child carries it
+    result, _ = asyncio.run(
+        grade_item(ItemInput("toy_1:x", program, []), judge=RecordedAnswersJudge(answers))
+    )
+    assert result.status == "error"
+    assert {d.outcome for d in result.decisions} == {"error"}

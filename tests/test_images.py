@@ -174,3 +174,65 @@ def test_exif_orientation_is_applied_for_everyone(tmp_path: Path):
     assert loaded.bgr[2, 10, 2] > 200 and loaded.bgr[38, 10, 2] < 60  # red now on top
     assert loaded.part.mime == "image/png"  # judges get the same upright pixels
     assert np.array_equal(decode_image(loaded.part.data, Path("again.png")).bgr, loaded.bgr)
+
+
+def test_pixels_are_made_on_first_use_and_kept(tmp_path: Path):
+    path = _write(tmp_path, "rgb.png", _png(Image.fromarray(RGB)))
+    loaded = load_image(path)
+    assert not loaded.pixels_held  # a judge-only item never holds them
+    first = loaded.bgr
+    assert loaded.pixels_held and loaded.bgr is first
+    assert np.array_equal(first, RGB[:, :, ::-1])
+    assert load_image(path, keep_pixels=True).pixels_held
+    # a damaged file still fails at load time, before anyone asks for pixels
+    with pytest.raises(ImageError, match="truncated"):
+        load_image(_write(tmp_path, "cut.png", _png(Image.fromarray(RGB))[:-40]))
+
+
+def test_pixels_are_decoded_once_under_concurrent_first_use(tmp_path: Path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    loaded = load_image(_write(tmp_path, "rgb.png", _png(Image.fromarray(RGB))))
+    with ThreadPoolExecutor(8) as pool:
+        arrays = list(pool.map(lambda _: loaded.bgr, range(16)))
+    assert all(a is arrays[0] for a in arrays)
+
+
+@pytest.mark.parametrize("mode", ["I;16", "RGBA", "RGB", "F"])
+def test_large_images_convert_without_whole_image_temporaries(tmp_path: Path, mode: str):
+    """Peak Python/numpy allocation while making pixels stays near the BGR array itself.
+
+    The old conversion built float64 copies of the whole image (8 bytes per pixel,
+    several times over): 1.4 GB for a 50-megapixel 16-bit PNG.
+    """
+    import tracemalloc
+
+    side = 1500
+    rng = np.random.default_rng(5)
+    if mode == "I;16":
+        img = Image.fromarray(rng.integers(0, 65535, (side, side), dtype=np.uint16))
+    elif mode == "F":
+        img = Image.fromarray(rng.random((side, side), dtype=np.float32) * 1000)
+    else:
+        channels = 4 if mode == "RGBA" else 3
+        img = Image.fromarray(rng.integers(0, 255, (side, side, channels), dtype=np.uint8), mode)
+    fmt = "TIFF" if mode == "F" else "PNG"
+    buf = io.BytesIO()
+    img.save(buf, format=fmt)
+    loaded = load_image(_write(tmp_path, f"big.{fmt.lower()}", buf.getvalue()))
+    if loaded.pixels_held:  # a TIFF is re-encoded for judges, so its pixels are made at load
+        loaded = decode_image(loaded.part.data, Path("again.png"))
+    tracemalloc.start()
+    try:
+        bgr = loaded.bgr
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert bgr.shape == (side, side, 3) and bgr.dtype == np.uint8
+    assert peak < bgr.nbytes + 24 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_opaque_rgba_equals_its_rgb(tmp_path: Path):
+    rgba = np.dstack([RGB, np.full(RGB.shape[:2], 255, np.uint8)])
+    loaded = load_image(_write(tmp_path, "opaque.png", _png(Image.fromarray(rgba, mode="RGBA"))))
+    assert np.array_equal(loaded.bgr, RGB[:, :, ::-1])

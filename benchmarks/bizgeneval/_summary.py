@@ -5,9 +5,12 @@ The reference evaluator writes one JSON per image, ``<domain>_<dimension>_<id>.j
     {"meta_info": {"1": {"result": true, "raw_description": "...", "reason": "..."}, ...},
      "prompt": "...", "accuracy": 0.9, "is_correct": false, "n_questions": 20}
 
-A question counts as right only when its ``result`` is exactly ``true``; anything
-else, a missing entry included, is an error. An item whose file is absent,
-unreadable or has an empty ``meta_info`` is *missing*.
+A question counts as right only when its ``result`` is exactly ``true``. A
+question with no ``result`` in its file is *unanswered*: by default it counts as
+wrong, which is the reference evaluator's rule (its published numbers depend on
+it), and the summary says how many it counted; ``unanswered="error"`` makes its
+item an error instead, left out (or zeroed) and counted like a run's. An item
+whose file is absent, unreadable or has an empty ``meta_info`` is *missing*.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from groundeval.benchmarks.bizgeneval._data import BizGenEvalItem, read_rows, row_item
 from groundeval.programs.scoring._checklist import (
@@ -25,7 +28,9 @@ from groundeval.programs.scoring._checklist import (
     DOMAIN_ORDER,
     ChecklistRecord,
     ChecklistScoring,
+    LeftOut,
     Missing,
+    count_rows,
     record_from_outcomes,
     records_table,
     summary_payload,
@@ -33,6 +38,9 @@ from groundeval.programs.scoring._checklist import (
 )
 from groundeval.state import ItemResult
 from groundeval.state._store import atomic_write
+
+Unanswered = Literal["wrong", "error"]
+"""A question missing from a reference file: wrong (the reference's rule) or an item error."""
 
 
 @dataclass
@@ -42,8 +50,10 @@ class ReferenceScan:
     records: list[ChecklistRecord] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
     """Item id -> why it has no usable result."""
+    left_out: list[LeftOut] = field(default_factory=list)
+    """Every item without track scores (missing, or ``error`` under ``unanswered="error"``)."""
     answer_errors: int = 0
-    """Questions with no ``result`` in their file (counted as wrong)."""
+    """Questions with no ``result`` in their file counted as wrong (``unanswered="wrong"``)."""
 
 
 def _load_result(path: Path) -> tuple[dict[str, Any] | None, str]:
@@ -68,23 +78,37 @@ def _right(meta: dict[str, Any], number: int) -> tuple[bool, bool]:
 
 
 def scan_reference(
-    items: list[BizGenEvalItem], results_dir: Path, missing: Missing
+    items: list[BizGenEvalItem],
+    results_dir: Path,
+    missing: Missing,
+    unanswered: Unanswered = "wrong",
 ) -> ReferenceScan:
     """Score every item that has a usable result file; note the others."""
+    if unanswered not in ("wrong", "error"):
+        raise ValueError(f"unanswered must be 'wrong' or 'error', got {unanswered!r}")
     scan = ReferenceScan()
     for item in items:
         meta, why = _load_result(results_dir / f"{item.item_id}.json")
+        status = "missing"
+        right: dict[str, list[bool]] = {}
+        if meta is not None:
+            gone: list[int] = []
+            for track, numbers in (("easy", item.easy), ("hard", item.hard)):
+                flags = [_right(meta, j) for j in numbers]
+                right[track] = [ok for ok, _ in flags]
+                gone += [j for j, (_, lost) in zip(numbers, flags, strict=True) if lost]
+            if gone and unanswered == "error":
+                meta, status = None, "error"
+                why = "no result for question(s) " + ", ".join(map(str, sorted(gone)))
+            else:
+                scan.answer_errors += len(gone)
         if meta is None:
             scan.missing[item.item_id] = why
+            scan.left_out.append(LeftOut(item.item_id, item.domain, item.dimension, status, why))
             if missing == "zero":
                 n = {"easy": len(item.easy), "hard": len(item.hard), "all": item.n_questions}
                 scan.records.append(zero_record(item.item_id, item.domain, item.dimension, n))
             continue
-        right: dict[str, list[bool]] = {}
-        for track, numbers in (("easy", item.easy), ("hard", item.hard)):
-            flags = [_right(meta, j) for j in numbers]
-            right[track] = [ok for ok, _ in flags]
-            scan.answer_errors += sum(gone for _, gone in flags)
         scan.records.append(record_from_outcomes(item.item_id, item.domain, item.dimension, right))
     return scan
 
@@ -126,43 +150,60 @@ def _csv_text(rows: list[dict[str, str]]) -> str:
     return buf.getvalue()
 
 
-def write_tables(records: list[ChecklistRecord], summary: dict[str, Any], out: Path) -> None:
-    """summary_by_domain.csv, summary_by_dimension.csv and summary.json, atomically."""
+def write_tables(
+    records: list[ChecklistRecord],
+    summary: dict[str, Any],
+    out: Path,
+    left_out: list[LeftOut] | None = None,
+) -> None:
+    """summary_by_{domain,dimension}.csv (the reference's), their counts, summary.json.
+
+    counts_by_domain.csv / counts_by_dimension.csv have the tables' columns and
+    rows errors / withheld / pending / missing: the items left out of (or zeroed in) each
+    column's cells.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(
-        out / "summary_by_domain.csv", _csv_text(records_table(records, "domain", DOMAIN_ORDER))
-    )
-    atomic_write(
-        out / "summary_by_dimension.csv",
-        _csv_text(records_table(records, "dimension", DIMENSION_ORDER)),
-    )
+    for group, order in (("domain", DOMAIN_ORDER), ("dimension", DIMENSION_ORDER)):
+        atomic_write(
+            out / f"summary_by_{group}.csv", _csv_text(records_table(records, group, order))
+        )
+        atomic_write(
+            out / f"counts_by_{group}.csv", _csv_text(count_rows(left_out or [], group, order))
+        )
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
 
 
 def summarize_reference(
-    data: Path, results_dir: Path, out: Path | None = None, *, missing: Missing = "skip"
+    data: Path,
+    results_dir: Path,
+    out: Path | None = None,
+    *,
+    missing: Missing = "skip",
+    unanswered: Unanswered = "wrong",
 ) -> dict[str, Any]:
     """Summarise a folder of reference-format result JSONs; write the tables when ``out``.
 
     ``missing="skip"`` leaves items without a result out of every mean (the
-    reference's behaviour); ``"zero"`` scores them 0. The summary lists them.
+    reference's behaviour); ``"zero"`` scores them 0. The summary lists them and
+    counts them per cell. ``unanswered`` decides what a question absent from its
+    file is (see the module docstring).
     """
     if missing not in ("skip", "zero"):
         raise ValueError(f"missing must be 'skip' or 'zero', got {missing!r}")
     if not Path(results_dir).is_dir():
         raise FileNotFoundError(f"{results_dir}: results folder not found")
     items = [row_item(r) for r in read_rows(data)]
-    scan = scan_reference(items, Path(results_dir), missing)
+    scan = scan_reference(items, Path(results_dir), missing, unanswered)
     summary: dict[str, Any] = summary_payload(
         scan.records,
         total_items=len(items),
-        missing=sorted(scan.missing),
+        left_out=sorted(scan.left_out, key=lambda x: x.item_id),
         convention=missing,
         counted_errors=scan.answer_errors,
     )
-    summary["missing_reasons"] = dict(sorted(scan.missing.items()))
+    summary["unanswered_convention"] = unanswered
     if out is not None:
-        write_tables(scan.records, summary, Path(out))
+        write_tables(scan.records, summary, Path(out), scan.left_out)
     return summary
 
 
@@ -171,8 +212,8 @@ def summarize_run(
 ) -> dict[str, Any]:
     """The same summary and tables from a groundeval run's checklist results."""
     protocol = ChecklistScoring(missing)
-    records, _, _ = protocol.records(results)
+    records, left_out = protocol.records(results)
     summary: dict[str, Any] = protocol.summarize(results)
     if out is not None:
-        write_tables(records, summary, Path(out))
+        write_tables(records, summary, Path(out), left_out)
     return summary

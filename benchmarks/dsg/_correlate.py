@@ -23,6 +23,8 @@ from groundeval.benchmarks.dsg._data import (
 from groundeval.benchmarks.dsg._replay import RecordedAnswersJudge
 from groundeval.programs._model import Program
 from groundeval.programs._runner import ItemInput, grade_item
+from groundeval.programs.scoring import DependencyScoring
+from groundeval.programs.scoring._dependency import Missing
 from groundeval.state import ItemResult
 
 
@@ -55,11 +57,16 @@ def correlate(
     split: str | None = "tifa160",
     dependencies: Dependencies = "gate",
     out: Path | None = None,
+    missing: Missing = "skip",
 ) -> dict[str, Any]:
     """Spearman and Kendall between DSG item scores and mean human Likert ratings.
 
+    An image with an unanswered question (e.g. no recorded answers) is ``error``:
+    ``missing="skip"`` leaves it out of the correlation, ``"zero"`` scores it 0 as
+    DSG's reference does (needed for its published table); both count it.
     With ``out``, the items are graded into a resumable run folder as well.
     """
+    protocol = DependencyScoring(missing)
     ratings = read_likert(likert, split)
     if not ratings:
         raise DSGDataError(f"{likert}: no ratings for split {split!r}")
@@ -73,7 +80,7 @@ def correlate(
         config = {"benchmark": "dsg", "dependencies": dependencies, "split": split}
         report = asyncio.run(run_items(items, judge=judge, out=out, config=config))
         results = report.results
-    scores = {r.item_id: float(r.scores["score"] or 0.0) for r in results if r.status == "scored"}
+    scores = {r.item_id: v for r in results if (v := protocol.item_score(r)) is not None}
     corr = correlate_scores(scores, ratings)
     decisions = [d for r in results for d in r.decisions]
     return {
@@ -84,7 +91,11 @@ def correlate(
         "asked": judge.asked,
         "skipped": sum(d.source == "skipped" for d in decisions),
         "calls": judge.calls,
-        "errors": sum(d.outcome == "error" for d in decisions),
+        "errors": sum(r.status == "error" for r in results),
+        "withheld": sum(r.status == "withheld" for r in results),
+        "error_items": sorted(r.item_id for r in results if r.status != "scored"),
+        "answer_errors": sum(d.outcome == "error" for d in decisions),
+        "missing_convention": missing,
         "dependencies": dependencies,
         "split": split,
         "answers": str(answers),

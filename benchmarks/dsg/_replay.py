@@ -14,9 +14,9 @@ class RecordedAnswersJudge:
     """Answers ``questions`` calls from recorded answers keyed by (item id, question id).
 
     DSG's rule: only an answer that is exactly ``yes`` is true (``no bananas`` is
-    false). An image/question with no recorded row answers false with a reason
-    saying so, which is how the DSG reference scores an image without answers.
-    Counts calls and questions asked.
+    false). A question with no recorded row is left unanswered (never a "no"), so
+    its decision is ``error`` naming the missing row; a call with no recorded row
+    at all is refused with that reason. Counts calls and questions asked.
     """
 
     def __init__(self, answers: Mapping[tuple[str, str], str], *, name: str = "recorded") -> None:
@@ -34,8 +34,18 @@ class RecordedAnswersJudge:
         self.calls += 1
         self.asked += len(call.questions)
         entries = []
+        unanswered = []
         for q in call.questions:
             raw = self.answers.get((call.item_id, q.id))
-            reason = "no recorded answer" if raw is None else f"recorded answer {raw!r}"
-            entries.append({"id": q.id, "result": raw == "yes", "reason": reason})
+            if raw is None:
+                unanswered.append(q.id)
+                continue
+            entries.append(
+                {"id": q.id, "result": raw == "yes", "reason": f"recorded answer {raw!r}"}
+            )
+        if not entries:
+            raise JudgeRefusal(
+                f"no recorded answer for image {call.item_id!r}, "
+                f"question(s) {', '.join(unanswered)}"
+            )
         return JudgeReply(json.dumps({"answers": entries}), Usage(calls=1))

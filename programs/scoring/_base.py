@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from groundeval.programs._model import Program
+from groundeval.programs._protocols import PROTOCOLS
 from groundeval.state import Decision, ItemResult
 
-ItemStatus = Literal["scored", "withheld", "error"]
+ItemStatus = Literal["scored", "withheld", "error", "pending"]
+"""``error``: a question went unanswered; ``withheld``: grounding could not be trusted;
+``pending``: a question awaits a judge answer after an override. Only ``scored``
+items have scores; the others are left out of means and counted in every cell."""
 
 
 @dataclass(frozen=True)
@@ -43,23 +47,19 @@ class ScoringProtocol(Protocol):
         ...
 
 
-_PROTOCOLS: dict[str, Callable[[], ScoringProtocol]] = {}
+_PROTOCOLS = PROTOCOLS
+_F = TypeVar("_F", bound=Callable[[], ScoringProtocol])
 
 
-def register_protocol(
-    name: str,
-) -> Callable[[Callable[[], ScoringProtocol]], Callable[[], ScoringProtocol]]:
-    """Make a scoring protocol available to programs under ``name``."""
+def register_protocol(name: str) -> Callable[[_F], _F]:
+    """Make a scoring protocol available to programs under ``name`` (``scoring: name``).
 
-    def wrap(factory: Callable[[], ScoringProtocol]) -> Callable[[], ScoringProtocol]:
-        _PROTOCOLS[name] = factory
-        return factory
-
-    return wrap
+    The decorator sets the class's ``name``; a taken name is refused naming both origins.
+    """
+    return PROTOCOLS.register(name)
 
 
 def get_protocol(name: str) -> ScoringProtocol:
-    """The scoring protocol registered as ``name``."""
-    if name not in _PROTOCOLS:
-        raise KeyError(f"unknown scoring protocol {name!r}; known: {', '.join(sorted(_PROTOCOLS))}")
-    return _PROTOCOLS[name]()
+    """The scoring protocol registered as ``name`` (``KeyError`` naming the known ones)."""
+    protocol: ScoringProtocol = PROTOCOLS.lookup(name)()
+    return protocol

@@ -1,9 +1,12 @@
 """Checklist scoring (BizGenEval): per track ``max(0, 1 - alpha * errors)``, tables per group.
 
-A question counts as right only when its decision passed; a fail, a judge error,
-a withheld question or a question with no decision at all is an *error* in
-BizGenEval's sense. Errors stay errors in the stored records; this protocol counts
-them as wrong and its summary says how many it counted.
+A question counts as right when its decision passed and wrong when it failed
+(BizGenEval calls a wrong answer an *error*: that is what alpha penalises). A
+question the judge did not answer (a judge error, or no decision at all) is never
+counted as wrong: the item is ``error`` (``withheld`` for a withheld question),
+has no track scores, and every summary cell counts it. ``missing="skip"`` leaves
+such items out of the cell's mean (the reference's behaviour for items without a
+result); ``missing="zero"`` scores them 0, and still counts them.
 """
 
 from __future__ import annotations
@@ -81,47 +84,116 @@ def records_table(
     return rows
 
 
-def group_stats(records: Sequence[ChecklistRecord], group: str) -> dict[str, dict[str, Any]]:
-    """Per group value (sorted): count, mean accuracy and mean score over all 20 questions."""
+@dataclass(frozen=True)
+class LeftOut:
+    """An item with no track scores (unanswered question, withheld, no result) and why."""
+
+    item_id: str
+    domain: str
+    dimension: str
+    status: str
+    """``error``, ``withheld``, ``pending`` or ``missing`` (never graded: no result at all)."""
+    reason: str = ""
+
+
+LEFT_OUT_KINDS: tuple[str, ...] = ("error", "withheld", "pending", "missing")
+COUNT_NAMES: Mapping[str, str] = {
+    "error": "errors",
+    "withheld": "withheld",
+    "pending": "pending",
+    "missing": "missing",
+}
+"""How each kind of left-out item is counted in summaries (as in the other protocols)."""
+
+
+def group_stats(
+    records: Sequence[ChecklistRecord],
+    group: str,
+    left_out: Sequence[LeftOut] = (),
+    convention: Missing = "skip",
+) -> dict[str, dict[str, Any]]:
+    """Per group value (sorted): count, mean accuracy and score over all 20, left-out counts.
+
+    ``count`` is the number of items in the means; ``errors``/``withheld``/``missing``
+    count the group's items without scores (in ``count`` as zeros under ``zero``).
+    """
     out: dict[str, dict[str, Any]] = {}
-    for key in sorted({getattr(r, group) for r in records}):
+    keys = {getattr(r, group) for r in records} | {getattr(r, group) for r in left_out}
+    for key in sorted(keys):
         members = [r for r in records if getattr(r, group) == key]
+        gone = [x for x in left_out if getattr(x, group) == key]
         out[key] = {
             "count": len(members),
-            "accuracy": mean(r.accuracy["all"] for r in members),
-            "error_score": mean(r.scores["all"] for r in members),
+            "accuracy": mean(r.accuracy["all"] for r in members) if members else None,
+            "error_score": mean(r.scores["all"] for r in members) if members else None,
+            **{COUNT_NAMES[k]: sum(x.status == k for x in gone) for k in LEFT_OUT_KINDS},
+            "left_out_of_means": len(gone) if convention == "skip" else 0,
         }
     return out
+
+
+def count_rows(
+    left_out: Sequence[LeftOut], group: str, order: Sequence[str]
+) -> list[dict[str, str]]:
+    """Rows errors / withheld / pending / missing in the tables' columns: left-out items.
+
+    A count holds for every track row of its column (an item is left out whole);
+    Average is the table's total.
+    """
+    header = ["Split", *(display_name(k) for k in order), "Average"]
+    rows: list[dict[str, str]] = []
+    for kind in LEFT_OUT_KINDS:
+        row = {h: "" for h in header} | {"Split": COUNT_NAMES[kind]}
+        for key in order:
+            row[display_name(key)] = str(
+                sum(x.status == kind and getattr(x, group) == key for x in left_out)
+            )
+        row["Average"] = str(sum(x.status == kind for x in left_out))
+        rows.append(row)
+    return rows
 
 
 def summary_payload(
     records: Sequence[ChecklistRecord],
     *,
     total_items: int,
-    missing: Sequence[str],
+    left_out: Sequence[LeftOut],
     convention: Missing,
     counted_errors: int,
 ) -> dict[str, Any]:
-    """summary.json in the reference's shape plus what groundeval adds (missing, tables)."""
+    """summary.json in the reference's shape plus what groundeval adds (left-out items, tables).
+
+    ``records`` holds the items in the means (with zero records under ``zero``);
+    ``left_out`` every item without track scores, whatever the convention.
+    """
+    scored = len(records) - (len(left_out) if convention == "zero" else 0)
     return {
         "total_items": total_items,
-        "total_scored": len(records),
-        "easy_scored": len(records),
-        "hard_scored": len(records),
+        "total_scored": scored,
+        "easy_scored": scored,
+        "hard_scored": scored,
         "error_alpha": ALPHA["all"],
-        "by_domain": group_stats(records, "domain"),
-        "by_dimension": group_stats(records, "dimension"),
-        "missing_items": list(missing),
+        "by_domain": group_stats(records, "domain", left_out, convention),
+        "by_dimension": group_stats(records, "dimension", left_out, convention),
+        "missing_items": [x.item_id for x in left_out],
+        "missing_reasons": {x.item_id: f"{x.status}: {x.reason}" for x in left_out},
         "missing_convention": convention,
         "missing_note": (
-            "items without a result are left out of every mean (the reference's behaviour)"
+            "items without track scores (an unanswered question, a withheld question, no "
+            "result) are left out of every mean and counted per cell"
             if convention == "skip"
-            else "items without a result score 0 on every track"
+            else "items without track scores (an unanswered question, a withheld question, no "
+            "result) score 0 on every track and are counted per cell"
         ),
+        "left_out": {COUNT_NAMES[k]: sum(x.status == k for x in left_out) for k in LEFT_OUT_KINDS},
         "answer_errors_counted_as_wrong": counted_errors,
         "tables": {
             "by_domain": records_table(records, "domain", DOMAIN_ORDER),
             "by_dimension": records_table(records, "dimension", DIMENSION_ORDER),
+        },
+        "cell_counts": {
+            "by_domain": count_rows(left_out, "domain", DOMAIN_ORDER),
+            "by_dimension": count_rows(left_out, "dimension", DIMENSION_ORDER),
         },
     }
 
@@ -158,9 +230,11 @@ def record_from_outcomes(
 class ChecklistScoring:
     """BizGenEval: easy / hard / all track scores; tables per domain and dimension.
 
-    Items that could not be scored at all (no image, status ``error`` with no
-    scores) are *missing*: left out of the means with ``missing="skip"`` (the
-    reference's behaviour), scored 0 with ``missing="zero"``.
+    An item with an unanswered question is ``error`` (a withheld question:
+    ``withheld``) and has no track scores; it is never scored as if the judge said
+    no. Summaries count such items per cell and, with ``missing="skip"``, leave them
+    out of the means (the reference's behaviour for items without a result); with
+    ``missing="zero"`` they score 0.
     """
 
     name = "checklist"
@@ -173,7 +247,7 @@ class ChecklistScoring:
     def score_item(
         self, program: Program, decisions: list[Decision], gate_failed: str | None
     ) -> ItemScore:
-        """Track scores for one item; every non-pass answer is an error."""
+        """Track scores for one item; ``error``/``withheld`` when a question went unanswered."""
         by_id = {d.question_id: d for d in decisions}
         right: dict[str, list[bool]] = {"easy": [], "hard": []}
         for q in program.hard:
@@ -183,27 +257,49 @@ class ChecklistScoring:
                     f"program {program.id}: question {q.id} needs tag track: easy|hard, "
                     f"got {track!r}"
                 )
+        empty: dict[str, float | None] = dict.fromkeys((*TRACKS, "accuracy"))
+        if any(d.outcome == "error" for d in decisions):
+            return ItemScore("error", empty)
+        if gate_failed is None:
+            if any(d.outcome == "withheld" for d in decisions):
+                return ItemScore("withheld", empty)
+            if any(d.outcome == "pending" for d in decisions):
+                return ItemScore("pending", empty)
+            if any(q.id not in by_id for q in program.hard):
+                return ItemScore("error", empty)  # a question with no decision is unanswered
+        for q in program.hard:
             d = by_id.get(q.id)
-            right[track].append(gate_failed is None and d is not None and d.outcome == "pass")
+            right[q.tags["track"]].append(
+                gate_failed is None and d is not None and d.outcome == "pass"
+            )
         record = record_from_outcomes(program.id, "", "", right)
         # unrounded, so means match the reference's to the last digit
         scores: dict[str, float | None] = {t: record.scores[t] for t in TRACKS}
         scores["accuracy"] = record.accuracy["all"]
         return ItemScore("scored", scores)
 
-    def records(self, results: list[ItemResult]) -> tuple[list[ChecklistRecord], list[str], int]:
-        """Records for the scored items, the missing item ids, and errors counted as wrong."""
+    def records(self, results: list[ItemResult]) -> tuple[list[ChecklistRecord], list[LeftOut]]:
+        """Records for the means (zero records under ``zero``) and the items left out."""
         records: list[ChecklistRecord] = []
-        missing: list[str] = []
-        counted = 0
+        left_out: list[LeftOut] = []
         for r in results:
             domain, dimension = r.tags.get("domain", ""), r.tags.get("dimension", "")
-            if r.scores.get("all") is None:
-                missing.append(r.item_id)
+            if r.status != "scored" or r.scores.get("all") is None:
+                undecided = [
+                    f"{d.question_id} ({d.outcome})"
+                    for d in r.decisions
+                    if d.outcome in ("error", "withheld", "pending")
+                ]
+                kind: str = r.status if r.status != "scored" else "error"
+                if kind == "error" and not r.decisions:
+                    kind = "missing"  # never graded: no image, unreadable input
+                reason = r.error or (
+                    "unanswered: " + ", ".join(undecided) if undecided else "no track scores"
+                )
+                left_out.append(LeftOut(r.item_id, domain, dimension, kind, reason))
                 if self.missing == "zero":
                     records.append(zero_record(r.item_id, domain, dimension, {}))
                 continue
-            counted += sum(d.outcome in ("error", "withheld") for d in r.decisions)
             records.append(
                 ChecklistRecord(
                     r.item_id,
@@ -214,23 +310,24 @@ class ChecklistScoring:
                     {},
                 )
             )
-        return records, missing, counted
+        return records, left_out
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
-        """The reference's summary.json content, from item results."""
-        records, missing, counted = self.records(results)
+        """The reference's summary.json content, from item results, with per-cell counts."""
+        records, left_out = self.records(results)
         return summary_payload(
             records,
             total_items=len(results),
-            missing=missing,
+            left_out=left_out,
             convention=self.missing,
-            counted_errors=counted,
+            counted_errors=0,
         )
 
     def summary_rows(self, results: list[ItemResult]) -> list[dict[str, Any]]:
-        """Both tables, stacked, with a ``table`` column."""
-        records, _, _ = self.records(results)
+        """Both tables, stacked, with a ``table`` column; each followed by its count rows."""
+        records, left_out = self.records(results)
         rows: list[dict[str, Any]] = []
         for group, order in (("domain", DOMAIN_ORDER), ("dimension", DIMENSION_ORDER)):
             rows += [{"table": group, **row} for row in records_table(records, group, order)]
+            rows += [{"table": group, **row} for row in count_rows(left_out, group, order)]
         return rows

@@ -1,4 +1,13 @@
-"""Grounded programs (GenOlympiad-style): gate x weighted hard marks, strict and relaxed."""
+"""Grounded programs (GenOlympiad-style): gate x weighted hard marks, strict and relaxed.
+
+- **relaxed** = gate x sum(w*s) / sum(w): partial marks count.
+- **strict** = gate x 1 when every hard question has full marks (s = 1), else 0:
+  an item either solves the whole task or scores nothing, as GenOlympiad's strict.
+
+The gate is 1 when every gate question passed, 0 when one failed. With yes/no
+judges relaxed is the weighted share of hard questions passed; strict is 1 only
+when all passed, so strict <= relaxed on every item.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +22,11 @@ from groundeval.state import Decision, ItemResult
 
 @register_protocol("grounded")
 class GroundedScoring:
-    """Gate x sum(w*s)/sum(w). Strict counts only full marks; relaxed counts partial marks.
+    """relaxed = gate x sum(w*s)/sum(w); strict = gate x (every hard question full marks).
 
-    An item with an error is ``error``; with a withheld hard question, ``withheld``:
-    both are left out of the means and reported as rates.
+    An item with an error decision is ``error``; else with a withheld decision,
+    ``withheld``: both get no scores, are left out of every mean and are counted
+    (``errors``/``withheld`` and their rates) in every summary cell.
     """
 
     name = "grounded"
@@ -29,16 +39,19 @@ class GroundedScoring:
             return ItemScore("error", {"strict": None, "relaxed": None})
         if gate_failed is not None:
             return ItemScore("scored", {"strict": 0.0, "relaxed": 0.0})
-        hard = [d for d in decisions if d.kind == "hard"]
         if any(d.outcome == "withheld" for d in decisions):
             return ItemScore("withheld", {"strict": None, "relaxed": None})
-        weights = {q.id: q.weight for q in program.hard}
-        total = sum(weights[d.question_id] for d in hard)
+        if any(d.outcome == "pending" for d in decisions):
+            return ItemScore("pending", {"strict": None, "relaxed": None})
+        by_id = {d.question_id: d for d in decisions if d.kind == "hard"}
+        if any(q.id not in by_id for q in program.hard):
+            return ItemScore("error", {"strict": None, "relaxed": None})  # undecided question
+        total = sum(q.weight for q in program.hard)
         if total <= 0:
             return ItemScore("scored", {"strict": 1.0, "relaxed": 1.0})
-        strict = sum(weights[d.question_id] * (d.score >= 1.0) for d in hard) / total
-        relaxed = sum(weights[d.question_id] * d.score for d in hard) / total
-        return ItemScore("scored", {"strict": round(strict, 6), "relaxed": round(relaxed, 6)})
+        relaxed = sum(q.weight * by_id[q.id].score for q in program.hard) / total
+        strict = 1.0 if all(by_id[q.id].score >= 1.0 for q in program.hard) else 0.0
+        return ItemScore("scored", {"strict": strict, "relaxed": round(relaxed, 6)})
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
         """Overall and per-tag strict/relaxed means with withheld and error rates."""
@@ -77,6 +90,9 @@ def _group(results: list[ItemResult]) -> dict[str, Any]:
         "scored": len(scored),
         "strict": mean("strict"),
         "relaxed": mean("relaxed"),
+        "withheld": withheld,
+        "errors": errors,
+        "pending": sum(r.status == "pending" for r in results),
         "withheld_rate": round(withheld / n, 4) if n else 0.0,
         "error_rate": round(errors / n, 4) if n else 0.0,
         "gate_failed": sum(r.gate_failed is not None for r in results),

@@ -3,8 +3,8 @@
 Each hard question of a rubric program is one criterion, tagged ``modality:
 image|text``. An answer is scored on all its criteria and, separately, on its
 image criteria and its text criteria. A criterion the judge could not decide
-(``error``/``withheld``) makes the item ``error``: it is left out of the means and
-counted, never scored as unmet.
+makes the item ``error`` (``withheld`` for a withheld criterion): it is left out
+of the means and counted in every summary cell, never scored as unmet.
 """
 
 from __future__ import annotations
@@ -46,8 +46,15 @@ class RubricScoring:
     ) -> ItemScore:
         """Score one answer on all its criteria, its image criteria and its text criteria."""
         by_id = {d.question_id: d for d in decisions}
-        if any(d.outcome in ("error", "withheld") for d in decisions):
+        if any(d.outcome == "error" for d in decisions):
             return ItemScore("error", dict.fromkeys(SCORE_KEYS))
+        if gate_failed is None:
+            if any(d.outcome == "withheld" for d in decisions):
+                return ItemScore("withheld", dict.fromkeys(SCORE_KEYS))
+            if any(d.outcome == "pending" for d in decisions):
+                return ItemScore("pending", dict.fromkeys(SCORE_KEYS))
+            if any(q.id not in by_id for q in program.hard):
+                return ItemScore("error", dict.fromkeys(SCORE_KEYS))  # undecided criterion
         met = {m: 0 for m in MODALITIES}
         count = {m: 0 for m in MODALITIES}
         for q in program.hard:
@@ -69,18 +76,22 @@ class RubricScoring:
         )
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
-        """Overall, image and text means over scored answers; the same per task type."""
-        scored = [r for r in results if r.status == "scored"]
+        """Overall, image and text means over scored answers; the same per task type.
+
+        Every cell carries ``errors`` and ``withheld``: the answers left out of it.
+        """
         by_task: dict[str, list[ItemResult]] = defaultdict(list)
-        for r in scored:
+        for r in results:
             by_task[r.tags.get("task_type", "")].append(r)
         tasks = {task: self._group(group) for task, group in sorted(by_task.items())}
         return {
-            "overall": self._group(scored),
+            "overall": self._group(results),
             "task_mean": _mean([t["score"] for t in tasks.values()]),
             "by_task": tasks,
             "items": len(results),
             "errors": sum(r.status == "error" for r in results),
+            "withheld": sum(r.status == "withheld" for r in results),
+            "pending": sum(r.status == "pending" for r in results),
             "error_note": "answers with an undecided criterion are left out of every mean",
         }
 
@@ -93,6 +104,13 @@ class RubricScoring:
 
     @staticmethod
     def _group(results: list[ItemResult]) -> dict[str, Any]:
-        return {"items": len(results)} | {
-            key: _mean([r.scores.get(key) for r in results]) for key in SCORE_KEYS
-        }
+        scored = [r for r in results if r.status == "scored"]
+        return (
+            {"items": len(scored)}
+            | {key: _mean([r.scores.get(key) for r in scored]) for key in SCORE_KEYS}
+            | {
+                "errors": sum(r.status == "error" for r in results),
+                "withheld": sum(r.status == "withheld" for r in results),
+                "pending": sum(r.status == "pending" for r in results),
+            }
+        )
