@@ -2,9 +2,11 @@
 
 Goals: 1 call per BizGenEval image (all 20 questions in one call), at most 2 per UEval
 answer (all criteria in one call). Also prints DSG's calls per image through the runner
-(recorded answers replayed), where each dependency wave is one call.
+(recorded answers replayed), where each dependency wave is one call, and authoring calls
+per prompt (``groundeval author`` on the 20 example prompts with the scripted drafting
+judge of examples/author: goal <= 1.5, i.e. most drafts valid on the first try).
 
-    .venv/bin/python perf/calls_per_item.py [--data data]
+    .venv/bin/python perf/calls_per_item.py [--data data] [--authoring-only]
 """
 
 from __future__ import annotations
@@ -100,10 +102,37 @@ def dsg(data: Path) -> dict[str, dict[str, float]]:
     return out
 
 
+def authoring() -> dict[str, float]:
+    """Drafting calls per prompt: drafts plus the rounds that fed validation errors back."""
+    from groundeval.judges import wrap_judge
+    from groundeval.programs._author import author_all, read_prompts
+    from groundeval.programs._author_script import read_replies, scripted_author
+
+    folder = ROOT / "examples" / "author"
+    prompts = read_prompts(folder / "prompts.jsonl")
+    judge = scripted_author(read_replies(folder / "replies.jsonl"))
+    outcomes = asyncio.run(author_all(wrap_judge(judge), prompts))
+    rounds = [o.rounds for o in outcomes]
+    return {
+        "prompts": len(prompts),
+        "calls": len(judge.calls),
+        "mean": len(judge.calls) / len(prompts),
+        "max": max(rounds),
+        "valid": sum(o.program is not None for o in outcomes),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "data")
+    parser.add_argument("--authoring-only", action="store_true", help="Only the authoring figure.")
     args = parser.parse_args()
+    au = authoring()
+    print(f"Authoring: {au['prompts']} prompts, {au['calls']} drafting calls, "
+          f"{au['mean']:.2f} per prompt, max {au['max']}, {au['valid']} valid drafts "
+          "(goal <= 1.5)")  # fmt: skip
+    if args.authoring_only:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         biz = bizgeneval(args.data, work)

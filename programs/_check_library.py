@@ -7,8 +7,10 @@ validated statically too, so ``groundeval validate`` rejects a bad one before a 
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -473,3 +475,165 @@ def argmax_is_leftmost(elements: Views, state: StateFile | None, *, field: str) 
         f"(cx={_fmt(leftmost.value('cx'))}, {field}={_fmt(values[leftmost.element.id])}) "
         f"→ {_verdict(ok)}"
     )
+
+
+# --------------------------------------------------------------------------- latent, long range
+
+_NUMBER_RE = re.compile(r"[-+]?\d+(?:[.,]\d+)?")
+ARITHMETIC_OPS = ("sum", "product", "difference", "min", "max", "increasing", "decreasing")
+_ORDER_BY = ("x", "y", "id")
+
+
+def _numeric(view: ElementView, field: str) -> float:
+    """A field as a number: numbers as they are, text read as its one number ("$12" -> 12)."""
+    value = view.value(field)
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str):
+        found = _NUMBER_RE.findall(value.replace("\u2212", "-"))
+        if len(found) == 1:
+            return float(found[0].replace(",", "."))
+        raise CheckError(
+            f"element #{view.element.id} field {field!r} = {value!r} holds "
+            f"{len(found)} numbers, not exactly one"
+        )
+    raise CheckError(f"element #{view.element.id} field {field!r} = {value!r} is not a number")
+
+
+def _ordered(elements: Views, order_by: str) -> Views:
+    """Reading order: left to right (``x``), top to bottom (``y``) or by id."""
+    key = {"x": "cx", "y": "cy", "id": "id"}[order_by]
+    return sorted(elements, key=lambda v: (v.value(key), v.element.id))
+
+
+def _arithmetic_args(
+    op: Any = None, field: Any = "text", order_by: Any = "x", tolerance: Any = 1e-9, **rest: Any
+) -> None:
+    if op not in ARITHMETIC_OPS:
+        raise CheckError(f"'op' must be one of {', '.join(ARITHMETIC_OPS)}, got {op!r}")
+    _Condition.of(field, "==", None)
+    if order_by not in _ORDER_BY:
+        raise CheckError(f"'order_by' must be one of {', '.join(_ORDER_BY)}, got {order_by!r}")
+    _number(tolerance, "'tolerance'")
+    if op in ("increasing", "decreasing"):
+        if any(v is not None for v in rest.values()):
+            raise CheckError(f"op {op!r} takes no 'equals'/'min'/'max'/'between'")
+    else:
+        _expect_args(**rest)
+
+
+@register_check("arithmetic", validate=_validate(_arithmetic_args))
+def arithmetic(
+    elements: Views,
+    state: StateFile | None,
+    *,
+    op: str,
+    field: str = "text",
+    equals: float | None = None,
+    min: float | None = None,
+    max: float | None = None,
+    between: Sequence[float] | None = None,
+    order_by: str = "x",
+    tolerance: float = 1e-9,
+) -> Result:
+    """Arithmetic over numbers read from elements (OCR text, pips, counts): sum, product, order.
+
+    ``difference`` is the first minus the rest in reading order (``order_by``);
+    ``increasing``/``decreasing`` test the reading order itself.
+    """
+    _arithmetic_args(
+        op, field, order_by, tolerance, equals=equals, min=min, max=max, between=between
+    )
+    if not elements:
+        raise CheckError("no elements to compute with")
+    views = _ordered(elements, order_by)
+    values = [_numeric(v, field) for v in views]
+    shown = ", ".join(f"#{v.element.id}={_fmt(x)}" for v, x in zip(views, values, strict=True))
+    if op in ("increasing", "decreasing"):
+        sign = 1 if op == "increasing" else -1
+        ok = all(sign * (b - a) > tolerance for a, b in itertools.pairwise(values))
+        return float(ok), f"{field} in reading order ({order_by}): {shown}; {op}? → {_verdict(ok)}"
+    if op == "sum":
+        result = math.fsum(values)
+    elif op == "product":
+        result = math.prod(values)
+    elif op == "difference":
+        result = values[0] - math.fsum(values[1:])
+    else:
+        result = _min(values) if op == "min" else _max(values)
+    expect = _Expect.of(equals, min, max, between)
+    ok = expect.ok(result, tolerance)
+    return float(ok), f"{op} of {field} ({shown}) = {_fmt(result)}, {expect.text} → {_verdict(ok)}"
+
+
+_min, _max = min, max
+CONSISTENT_MODES = ("same", "increasing", "decreasing")
+
+
+def _consistent_args(
+    field: Any = None,
+    mode: Any = "same",
+    tolerance: Any = 0.0,
+    relative: Any = False,
+    order_by: Any = "x",
+    min_count: Any = 2,
+    **_: Any,
+) -> None:
+    _Condition.of(field, "==", None)
+    if mode not in CONSISTENT_MODES:
+        raise CheckError(f"'mode' must be one of {', '.join(CONSISTENT_MODES)}, got {mode!r}")
+    if _number(tolerance, "'tolerance'") < 0:
+        raise CheckError("'tolerance' must not be negative")
+    if not isinstance(relative, bool):
+        raise CheckError(f"'relative' must be true or false, got {relative!r}")
+    if order_by not in _ORDER_BY:
+        raise CheckError(f"'order_by' must be one of {', '.join(_ORDER_BY)}, got {order_by!r}")
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+        raise CheckError(f"'min_count' must be a positive integer, got {min_count!r}")
+
+
+@register_check("consistent", validate=_validate(_consistent_args))
+def consistent(
+    elements: Views,
+    state: StateFile | None,
+    *,
+    field: str,
+    mode: str = "same",
+    tolerance: float = 0.0,
+    relative: bool = False,
+    order_by: str = "x",
+    min_count: int = 2,
+) -> Result:
+    """One attribute kept across many elements: all the same (within tolerance) or a sequence.
+
+    ``same``: numbers within ``tolerance`` of each other (a share of the median when
+    ``relative``), text equal after normalising; ``increasing``/``decreasing``: each
+    step in reading order (``order_by``) moves by more than ``tolerance``.
+    """
+    _consistent_args(field, mode, tolerance, relative, order_by, min_count)
+    if len(elements) < min_count:
+        return 0.0, f"{len(elements)} elements, fewer than min_count {min_count} → fail"
+    views = _ordered(elements, order_by)
+    raw = [v.value(field) for v in views]
+    if mode == "same" and all(isinstance(x, str) for x in raw):
+        texts = [normalize_text(x) for x in raw]
+        ok = len(set(texts)) == 1
+        seen = sorted(set(texts))
+        return float(ok), f"{field}: {seen} over {len(views)} elements → {_verdict(ok)}"
+    values = [_numeric(v, field) for v in views]
+    shown = ", ".join(_fmt(round(x, 2)) for x in values)
+    scale = sorted(abs(x) for x in values)[len(values) // 2] if relative else 1.0
+    allowed = tolerance * scale
+    if mode == "same":
+        spread = _max(values) - _min(values)
+        ok = spread <= allowed + 1e-9
+        return float(ok), (
+            f"{field} over {len(values)} elements in order {order_by}: {shown}; spread "
+            f"{_fmt(round(spread, 3))}, allowed {_fmt(round(allowed, 3))} → {_verdict(ok)}"
+        )
+    sign = 1 if mode == "increasing" else -1
+    steps = [sign * (b - a) for a, b in itertools.pairwise(values)]
+    bad = [i + 2 for i, s in enumerate(steps) if s <= allowed]
+    ok = not bad
+    where = f"; breaks at position(s) {bad}" if bad else ""
+    return float(ok), f"{field} in order {order_by}: {shown}; {mode}{where} → {_verdict(ok)}"

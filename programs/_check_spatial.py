@@ -7,8 +7,12 @@ says (boundaries count).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from groundeval.grounding._geometry import Box, Line, intersects, overlap_area
 from groundeval.grounding._geometry import iou as geometry_iou
@@ -248,4 +252,255 @@ def line_hits(
     return float(ok), (
         f"ray #{vr.element.id} hits #{hit.element.id} ({field}={_fmt(actual)}) first at {where}, "
         f"expected {_fmt(expected)} → {_verdict(ok)}"
+    )
+
+
+# --------------------------------------------------------------------------- directions
+
+
+def _direction_of(view: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Axis of an element: (a point on it, unit direction, its outline points, elongation).
+
+    Rays and lines: their end points (elongation infinite). Polygons: the principal
+    axis of the filled shape (exact area moments), elongation = long / short axis.
+    Boxes have no direction and are refused.
+    """
+    element = view.element
+    pts = np.asarray(element.points_px or [], dtype=float)
+    if element.kind in ("ray", "line") and len(pts) >= 2:
+        d = pts[-1] - pts[0]
+        n = float(np.hypot(*d))
+        if n == 0:
+            raise CheckError(f"element #{element.id}: its two points coincide, no direction")
+        return pts[0], d / n, pts, math.inf
+    if element.kind == "polygon" and len(pts) >= 3:
+        x, y = pts[:, 0], pts[:, 1]
+        xn, yn = np.roll(x, -1), np.roll(y, -1)
+        a = x * yn - xn * y
+        area = a.sum() / 2
+        if abs(area) < 1e-9:
+            raise CheckError(f"element #{element.id}: polygon has no area, no direction")
+        cx = ((x + xn) * a).sum() / (6 * area)
+        cy = ((y + yn) * a).sum() / (6 * area)
+        ixx = ((x * x + x * xn + xn * xn) * a).sum() / 12 / area - cx * cx
+        iyy = ((y * y + y * yn + yn * yn) * a).sum() / 12 / area - cy * cy
+        ixy = ((x * yn + 2 * x * y + 2 * xn * yn + xn * y) * a).sum() / 24 / area - cx * cy
+        theta = 0.5 * math.atan2(2 * ixy, ixx - iyy)
+        common = math.hypot((ixx - iyy) / 2, ixy)
+        big, small = (ixx + iyy) / 2 + common, (ixx + iyy) / 2 - common
+        elongation = math.sqrt(big / small) if small > 1e-12 else math.inf
+        return np.array([cx, cy]), np.array([math.cos(theta), math.sin(theta)]), pts, elongation
+    raise CheckError(
+        f"element #{element.id} is a {element.kind}: ground rays, lines or boundaries "
+        "(polygons) to give it a direction"
+    )
+
+
+def _meeting_point(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """Least-squares point closest to every line; ``None`` when they are (near) parallel."""
+    a = np.zeros((2, 2))
+    b = np.zeros(2)
+    for p, d in lines:
+        n = np.array([-d[1], d[0]])
+        nn = np.outer(n, n)
+        a += nn
+        b += nn @ p
+    if abs(np.linalg.det(a)) < 1e-6 * len(lines) ** 2:
+        return None
+    point: np.ndarray = np.linalg.solve(a, b)
+    return point
+
+
+def _angle_spread_deg(dirs: list[np.ndarray]) -> float:
+    """Largest angle between two undirected directions, in degrees (0..90)."""
+    angles = [math.degrees(math.atan2(d[1], d[0])) % 180 for d in dirs]
+    worst = 0.0
+    for i, u in enumerate(angles):
+        for v in angles[i + 1 :]:
+            diff = abs(u - v) % 180
+            worst = max(worst, min(diff, 180 - diff))
+    return worst
+
+
+def _concurrent_args(
+    tolerance_px: Any = 10.0,
+    min_lines: Any = 3,
+    allow_parallel: Any = False,
+    parallel_deg: Any = 2.0,
+    min_elongation: Any = 2.0,
+    **_: Any,
+) -> None:
+    if _number(tolerance_px, "'tolerance_px'") <= 0:
+        raise CheckError("'tolerance_px' must be positive")
+    if isinstance(min_lines, bool) or not isinstance(min_lines, int) or min_lines < 3:
+        raise CheckError(
+            f"'min_lines' must be an integer >= 3 (any two lines meet), got {min_lines!r}"
+        )
+    if not isinstance(allow_parallel, bool):
+        raise CheckError(f"'allow_parallel' must be true or false, got {allow_parallel!r}")
+    if not 0 < _number(parallel_deg, "'parallel_deg'") < 45:
+        raise CheckError("'parallel_deg' must be between 0 and 45")
+    if _number(min_elongation, "'min_elongation'") < 1:
+        raise CheckError("'min_elongation' must be >= 1")
+
+
+@register_check("lines_concurrent", validate=_validate(_concurrent_args))
+def lines_concurrent(
+    elements: Views,
+    state: StateFile | None,
+    *,
+    tolerance_px: float = 10.0,
+    min_lines: int = 3,
+    allow_parallel: bool = False,
+    parallel_deg: float = 2.0,
+    min_elongation: float = 2.0,
+) -> Result:
+    """The extension lines of all elements meet in one point (shadows from one light source).
+
+    Each ray/line, or the long axis of each elongated boundary (a shadow), is extended;
+    every line must pass within ``tolerance_px`` of the point where the others meet
+    (at least three lines: any two meet somewhere).
+    ``allow_parallel``: lines within ``parallel_deg`` of each other meet at infinity
+    (one distant light, like the sun) and pass.
+    """
+    _concurrent_args(tolerance_px, min_lines, allow_parallel, parallel_deg, min_elongation)
+    if len(elements) < min_lines:
+        raise CheckError(
+            f"{len(elements)} elements; need at least {min_lines} lines (any two lines meet)"
+        )
+    lines = []
+    for v in elements:
+        p, d, _, elongation = _direction_of(v)
+        if elongation < min_elongation:
+            raise CheckError(
+                f"element #{v.element.id} is not elongated (long/short axis {elongation:.2f} "
+                f"< {_fmt(min_elongation)}): its direction is unclear"
+            )
+        lines.append((p, d))
+    spread = _angle_spread_deg([d for _, d in lines])
+    ids = describe_ids(elements)
+    if spread <= parallel_deg:
+        ok = allow_parallel
+        return float(ok), (
+            f"{len(lines)} lines ({ids}) are parallel within {spread:.1f}°: they meet only at "
+            f"infinity (allow_parallel={allow_parallel}) → {_verdict(ok)}"
+        )
+    point = _meeting_point(lines)
+    if point is None:
+        return 0.0, f"{len(lines)} lines ({ids}) have no finite meeting point → fail"
+    misses = [_leave_one_out_miss(lines, i, point) for i in range(len(lines))]
+    worst = int(np.argmax(misses))
+    ok = misses[worst] <= tolerance_px
+    return float(ok), (
+        f"{len(lines)} lines ({ids}) meet nearest ({point[0]:.1f}, {point[1]:.1f}); the "
+        f"farthest, #{elements[worst].element.id}, passes {misses[worst]:.1f} px from where "
+        f"the others meet, tolerance {_fmt(tolerance_px)} px → {_verdict(ok)}"
+    )
+
+
+def _leave_one_out_miss(
+    lines: list[tuple[np.ndarray, np.ndarray]], index: int, fallback: np.ndarray
+) -> float:
+    """Distance of line ``index`` from the point where the other lines meet.
+
+    Leaving the line out keeps one wrong shadow from pulling the meeting point
+    towards itself (with three lines a least-squares point splits the difference).
+    """
+    others = [line for i, line in enumerate(lines) if i != index]
+    point = _meeting_point(others) if _angle_spread_deg([d for _, d in others]) >= 15 else None
+    if point is None:  # the others run (nearly) along one line: their crossing is unstable
+        point = fallback
+    p, d = lines[index]
+    return abs(float(np.array([-d[1], d[0]]) @ (point - p)))
+
+
+_TIME_RE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def _parse_time(value: Any) -> int:
+    """Minutes on a 12-hour dial (0..719) of an ``H:MM`` string."""
+    match = _TIME_RE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise CheckError(f"'expected' must be a time H:MM (e.g. '10:10'), got {value!r}")
+    return (int(match.group(1)) % 12) * 60 + int(match.group(2))
+
+
+def _clock_args(
+    expected: Any = None,
+    tolerance_min: Any = 5,
+    center_px: Any = None,
+    label_field: Any = "label",
+    **_: Any,
+) -> None:
+    _parse_time(expected)
+    if not 0 <= _number(tolerance_min, "'tolerance_min'") < 360:
+        raise CheckError("'tolerance_min' must be between 0 and 360")
+    if center_px is not None and (
+        isinstance(center_px, str) or not isinstance(center_px, Sequence) or len(center_px) != 2
+    ):
+        raise CheckError(f"'center_px' must be [x, y], got {center_px!r}")
+    if not isinstance(label_field, str):
+        raise CheckError(f"'label_field' must be a field name, got {label_field!r}")
+
+
+def _bearing(center: np.ndarray, tip: np.ndarray) -> float:
+    """0 = 12 o'clock, clockwise, in degrees."""
+    d = tip - center
+    return math.degrees(math.atan2(float(d[0]), float(-d[1]))) % 360
+
+
+@register_check("clock_time", validate=_validate(_clock_args))
+def clock_time(
+    elements: Views,
+    state: StateFile | None,
+    *,
+    expected: str,
+    tolerance_min: float = 5,
+    center_px: Sequence[float] | None = None,
+    label_field: str = "label",
+) -> Result:
+    """An analogue clock reads ``expected`` (H:MM) from its two hands (rays or hand outlines).
+
+    The centre is where the hands' axes cross (or ``center_px``); each tip is the end
+    farther from it. The minute hand is the one labelled ``minute`` in ``label_field``,
+    else the longer one. The hour is read from the hour hand minus the minutes' share.
+    """
+    target = _parse_time(expected)
+    _clock_args(expected, tolerance_min, center_px, label_field)
+    if len(elements) != 2:
+        raise CheckError(f"need exactly 2 hands, got {len(elements)} ({describe_ids(elements)})")
+    axes = [_direction_of(v) for v in elements]
+    if center_px is not None:
+        center = np.array([_number(c, "'center_px'") for c in center_px])
+    else:
+        if _angle_spread_deg([d for _, d, _, _ in axes]) < 6:
+            raise CheckError("the hands are (nearly) aligned: give 'center_px' to read the time")
+        found = _meeting_point([(p, d) for p, d, _, _ in axes])
+        if found is None:
+            raise CheckError("the hands' axes do not cross: give 'center_px'")
+        center = found
+    hands = []
+    for v, (_p, d, pts, _) in zip(elements, axes, strict=True):
+        along = (pts - center) @ d
+        tip_t = float(along.max()) if abs(along.max()) >= abs(along.min()) else float(along.min())
+        tip = center + tip_t * d
+        label = v.value(label_field) if v.has(label_field) else None
+        hands.append((v, abs(tip_t), _bearing(center, tip), label))
+    labelled = {str(h[3]).lower(): h for h in hands if h[3] is not None}
+    if {"hour", "minute"} <= set(labelled):
+        hour, minute = labelled["hour"], labelled["minute"]
+    else:
+        hour, minute = sorted(hands, key=lambda h: h[1])
+    minutes = minute[2] / 6.0
+    hour_value = round(hour[2] / 30.0 - minutes / 60.0) % 12
+    read = (hour_value * 60 + minutes) % 720
+    diff = abs(read - target) % 720
+    diff = round(min(diff, 720 - diff), 1)
+    ok = diff <= tolerance_min
+    whole = round(read) % 720
+    shown = f"{whole // 60 or 12}:{whole % 60:02d}"
+    return float(ok), (
+        f"hour hand #{hour[0].element.id} at {hour[2]:.1f}°, minute hand #{minute[0].element.id} "
+        f"at {minute[2]:.1f}° (centre {center[0]:.1f}, {center[1]:.1f}) → reads {shown}; "
+        f"expected {expected} ± {_fmt(tolerance_min)} min (off by {diff} min) → {_verdict(ok)}"
     )

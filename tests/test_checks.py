@@ -487,3 +487,131 @@ def test_element_view(dice: StateFile) -> None:
     polygon = ElementView(Element(id=9, kind="polygon", points_px=[[0, 0], [4, 0], [0, 3]]))
     assert (polygon.area, polygon.w, polygon.h) == (6.0, 4.0, 3.0)
     assert (round(polygon.cx, 6), polygon.cy) == (round(4 / 3, 6), 1.0)
+
+
+# --------------------------------------------------------------------------- axis checks
+
+
+def ray(i: int, tail: list[float], tip: list[float], **fields: object) -> Element:
+    return Element(id=i, kind="ray", points_px=[tail, tip], fields=dict(fields))
+
+
+def hand(i: int, bearing_deg: float, length: float, centre=(100.0, 100.0), **fields: object):
+    """A clock hand from 10 px behind the centre to its tip (bearing 0 = 12 o'clock)."""
+    import math
+
+    a = math.radians(bearing_deg)
+    cx, cy = centre
+    tail = [cx - 10 * math.sin(a), cy + 10 * math.cos(a)]
+    tip = [cx + length * math.sin(a), cy - length * math.cos(a)]
+    return ray(i, tail, tip, **fields)
+
+
+@pytest.mark.parametrize(
+    ("expected", "score", "reads"),
+    [
+        ("10:10", 1.0, "reads 10:10"),
+        ("10:12", 1.0, "off by 2.0 min"),
+        ("10:20", 0.0, "off by 10.0 min"),
+        ("2:50", 0.0, "reads 10:10"),  # hour and minute hands swapped
+        ("22:10", 1.0, "reads 10:10"),  # a 24-hour time on a 12-hour dial
+    ],
+)
+def test_clock_time_from_two_rays(expected: str, score: float, reads: str) -> None:
+    # 10:10: hour hand at 305 deg (short), minute hand at 60 deg (long)
+    state = make_state([hand(1, 305, 40), hand(2, 60, 70)])
+    trace = run_check(named("clock_time", expected=expected), state)
+    assert trace.score == score and reads in trace.trace, trace.trace
+
+
+def test_clock_time_labels_win_over_length_and_polygons_work() -> None:
+    # a counterfactual clock whose hour hand is the longer one, labelled by colour
+    state = make_state([hand(1, 305, 70, label="hour"), hand(2, 60, 40, label="minute")])
+    assert run_check(named("clock_time", expected="10:10"), state).score == 1.0
+    thick = Element(
+        id=1, kind="polygon", points_px=[[96, 108], [104, 108], [104, 40], [96, 40]]
+    )  # hour hand pointing at 12, length 60 px
+    minute = hand(2, 90, 80)  # 3 o'clock: 12:15
+    assert run_check(named("clock_time", expected="12:15"), make_state([thick, minute])).score == 1
+    aligned = make_state([hand(1, 0, 40), hand(2, 0, 70)])
+    with pytest.raises(CheckError, match="aligned: give 'center_px'"):
+        run_check(named("clock_time", expected="12:00"), aligned)
+    got = run_check(named("clock_time", expected="12:00", center_px=[100, 100]), aligned)
+    assert got.score == 1.0
+    with pytest.raises(CheckError, match="exactly 2 hands"):
+        run_check(named("clock_time", expected="1:00"), make_state([hand(1, 0, 40)]))
+    with pytest.raises(CheckError, match="time H:MM"):
+        validate_check(named("clock_time", expected="25:00"))
+
+
+def test_lines_concurrent_meets_misses_and_parallel() -> None:
+    light = (150.0, 20.0)
+    tops = [(60.0, 100.0), (150.0, 120.0), (260.0, 90.0)]
+    # each shadow tip lies on the line from the light through the object's top
+    rays = [ray(i, list(t), [t[0] + 0.8 * (t[0] - light[0]), t[1] + 0.8 * (t[1] - light[1])])
+            for i, t in enumerate(tops, start=1)]  # fmt: skip
+    ok = run_check(named("lines_concurrent", tolerance_px=2), make_state(rays))
+    assert ok.score == 1.0 and "meet nearest (150.0, 20.0)" in ok.trace
+    moved = [*rays[:2], ray(3, [260, 90], [300, 200])]
+    bad = run_check(named("lines_concurrent", tolerance_px=5), make_state(moved))
+    assert bad.score == 0.0 and "px from where the others meet" in bad.trace
+    with pytest.raises(CheckError, match="any two lines meet"):
+        run_check(named("lines_concurrent"), make_state(rays[:2]))
+    sun = [ray(i, [x, 10], [x + 20, 110]) for i, x in enumerate((10, 80, 150), start=1)]
+    assert run_check(named("lines_concurrent"), make_state(sun)).score == 0.0
+    assert run_check(named("lines_concurrent", allow_parallel=True), make_state(sun)).score == 1
+    with pytest.raises(CheckError, match="box: ground rays, lines or boundaries"):
+        run_check(named("lines_concurrent"), make_state([box(1, [0, 0, 9, 9]), *rays[:2]]))
+    blob = Element(id=4, kind="polygon", points_px=[[0, 0], [10, 0], [10, 9], [0, 9]])
+    with pytest.raises(CheckError, match="not elongated"):
+        run_check(named("lines_concurrent"), make_state([*rays, blob]))
+    with pytest.raises(CheckError, match="'tolerance_px' must be positive"):
+        validate_check(named("lines_concurrent", tolerance_px=0))
+
+
+@pytest.mark.parametrize(
+    ("args", "score", "trace"),
+    [
+        ({"op": "sum", "equals": 20}, 1.0, "sum of text (#1=12, #2=3, #3=5) = 20"),
+        ({"op": "product", "equals": 180}, 1.0, "= 180"),
+        ({"op": "difference", "equals": 4}, 1.0, "= 4"),
+        ({"op": "max", "min": 13}, 0.0, "= 12, expected at least 13"),
+        ({"op": "decreasing"}, 0.0, "decreasing? → fail"),
+        ({"op": "increasing", "order_by": "id"}, 0.0, "#1=12, #2=3"),
+    ],
+)
+def test_arithmetic_over_ocr_text(args: dict, score: float, trace: str) -> None:
+    state = make_state(
+        [box(1, [0, 0, 20, 10], text="$12"), box(2, [30, 0, 50, 10], text="3"),
+         box(3, [60, 0, 80, 10], text="5.00")]
+    )  # fmt: skip
+    got = run_check(named("arithmetic", **args), state)
+    assert got.score == score and trace in got.trace, got.trace
+
+
+def test_arithmetic_refuses_unreadable_numbers(dice: StateFile) -> None:
+    assert run_check(named("arithmetic", op="sum", field="pips", equals=17), dice).score == 1
+    two = make_state([box(1, [0, 0, 9, 9], text="3 or 4")])
+    with pytest.raises(CheckError, match="holds 2 numbers, not exactly one"):
+        run_check(named("arithmetic", op="sum", equals=3), two)
+    with pytest.raises(CheckError, match="'op' must be one of"):
+        validate_check(named("arithmetic", op="mean", equals=3))
+    with pytest.raises(CheckError, match="takes no"):
+        validate_check(named("arithmetic", op="increasing", equals=3))
+
+
+def test_consistent_same_and_sequences(dice: StateFile) -> None:
+    sizes = [10.0, 10.4, 9.8, 10.1, 10.0, 13.0]
+    row = make_state([box(i + 1, [30 * i, 0, 30 * i + 20, 20], r=r) for i, r in enumerate(sizes)])
+    same = named("consistent", field="r", mode="same", tolerance=0.08, relative=True)
+    got = run_check(same, row)
+    assert got.score == 0.0 and "spread 3.2, allowed 0.8" in got.trace
+    assert run_check(same, make_state(row.elements[:5])).score == 1.0
+    grow = run_check(named("consistent", field="r", mode="increasing"), row)
+    assert grow.score == 0.0 and "breaks at position(s) [3, 5]" in grow.trace
+    steps = named("consistent", field="x1", mode="increasing")
+    assert run_check(steps, row).score == 1.0  # a geometric name works as the field
+    colours = make_state([box(i + 1, [0, 0, 9, 9], colour=c) for i, c in enumerate("rrR")])
+    assert run_check(named("consistent", field="colour"), colours).score == 1.0
+    few = named("consistent", field="pips", min_count=6)
+    assert run_check(few, dice).score == 0.0
