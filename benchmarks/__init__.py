@@ -18,23 +18,25 @@ from groundeval.benchmarks._agree import (
     stability,
 )
 from groundeval.benchmarks._compare import CompareError, compare_runs
-from groundeval.benchmarks._intervals import add_intervals
-from groundeval.benchmarks._stats import (
+from groundeval.benchmarks._study import sample_study, study_agreement
+from groundeval.benchmarks._suites import (
+    AXES,
+    axis_table,
+    compare_ranking,
+    group_stats,
+    item_axes,
+    leaderboard,
+    rank_rows,
+    withheld_vs_strict,
+)
+from groundeval.programs.intervals import add_intervals
+from groundeval.programs.stats import (
     StatsInputError,
     bca_intervals,
     mcnemar,
     mean_interval,
     paired_scores,
     rank_stability,
-)
-from groundeval.benchmarks._study import sample_study, study_agreement
-from groundeval.benchmarks._suites import (
-    AXES,
-    axis_table,
-    compare_ranking,
-    leaderboard,
-    rank_rows,
-    withheld_vs_strict,
 )
 
 __all__ = [
@@ -51,6 +53,8 @@ __all__ = [
     "compare_runs",
     "confusion_matrix",
     "correlate_scores",
+    "group_stats",
+    "item_axes",
     "leaderboard",
     "load_labels",
     "load_ratings",

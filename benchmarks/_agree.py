@@ -19,8 +19,7 @@ from typing import Any
 
 from scipy import stats
 
-from groundeval.state import ItemResult
-from groundeval.state._store import RunStore, iter_jsonl
+from groundeval.state import ItemResult, RunStore, iter_jsonl
 
 SCORE_KEYS: tuple[str, ...] = ("score", "all", "relaxed", "strict")
 """Item score used when none is named: the first of these a result has."""

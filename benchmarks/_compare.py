@@ -15,15 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks._stats import (
+from groundeval.programs.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     StatsInputError,
     cell_seed,
     paired_scores,
 )
-from groundeval.state import ItemResult
-from groundeval.state._store import RunStore, iter_jsonl
+from groundeval.state import ItemResult, RunStore, iter_jsonl
 
 DECISION_METRIC = "decision"
 """Compare yes/no outcomes per (item, question) instead of an item score."""

@@ -25,9 +25,9 @@ import jinja2
 import numpy as np
 
 from groundeval.benchmarks._agree import AgreeInputError, cohen_kappa, confusion_matrix
-from groundeval.benchmarks._stats import DEFAULT_RESAMPLES, percentile_interval
-from groundeval.state import ItemResult
-from groundeval.state._store import RunStore, RunStoreError, atomic_write, iter_jsonl
+from groundeval.programs import load_run_programs
+from groundeval.programs.stats import DEFAULT_RESAMPLES, percentile_interval
+from groundeval.state import ItemResult, RunStore, RunStoreError, atomic_write, iter_jsonl
 
 STUDY_VERSION = 1
 LABELS = ("yes", "no", "cannot_tell")
@@ -198,8 +198,6 @@ def sample_study(
     reference: Path | None = None,
 ) -> dict[str, Any]:
     """Draw the sample and write the annotation folder; returns what study.json holds."""
-    from groundeval.programs._run import load_run_programs
-
     store = RunStore(Path(run))
     if not store.results_path.is_file():
         raise AgreeInputError(f"{run}: not a run folder (no results.jsonl)")

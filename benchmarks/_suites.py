@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from groundeval.benchmarks._agree import AgreeInputError, load_ratings, rank_correlation
-from groundeval.benchmarks._intervals import score_matrix
-from groundeval.benchmarks._stats import (
+from groundeval.programs.intervals import score_matrix
+from groundeval.programs.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     bca_intervals,
@@ -25,8 +25,7 @@ from groundeval.benchmarks._stats import (
     rank_stability,
     spearman,
 )
-from groundeval.state import ItemResult
-from groundeval.state._store import RunStore
+from groundeval.state import ItemResult, RunStore
 
 AXES: tuple[str, ...] = (
     "text",

@@ -47,8 +47,8 @@ def _print(data: Any, as_json: bool) -> None:
 
 
 def _write_programs(programs: list[Any], out: Path) -> None:
-    from groundeval.programs._loaders import dump_programs_jsonl
-    from groundeval.state._store import atomic_write
+    from groundeval.programs import dump_programs_jsonl
+    from groundeval.state import atomic_write
 
     atomic_write(out, dump_programs_jsonl(programs))
     typer.echo(
@@ -105,7 +105,7 @@ def bizgeneval_summarize(
         raise _fail(f"--unanswered expects wrong or error, got {unanswered!r}")
     try:
         if run is not None:
-            from groundeval.state._store import RunStore
+            from groundeval.state import RunStore
 
             results_list = [r for r in RunStore(run).results() if r.scoring == "checklist"]
             summary = summarize_run(results_list, out, missing=missing)  # type: ignore[arg-type]
@@ -147,7 +147,7 @@ def bizgeneval_labels(
 ) -> None:
     """Per-question labels from reference-format results, to compare judges with `agree`."""
     from groundeval.benchmarks.bizgeneval import reference_labels
-    from groundeval.state._store import atomic_write
+    from groundeval.state import atomic_write
 
     try:
         rows = reference_labels(data, results)
@@ -279,7 +279,7 @@ def agree_command(
         stability,
     )
     from groundeval.benchmarks._study import is_label_file, sample_study, study_agreement
-    from groundeval.state._store import RunStoreError
+    from groundeval.state import RunStoreError
 
     out_data: dict[str, Any] = {}
     try:
@@ -408,7 +408,7 @@ def leaderboard_command(
         rank_rows,
         withheld_vs_strict,
     )
-    from groundeval.state._store import RunStore, RunStoreError
+    from groundeval.state import RunStore, RunStoreError
 
     if sort_by not in ("relaxed", "strict"):
         raise _fail(f"--sort-by expects relaxed or strict, got {sort_by!r}")
@@ -494,7 +494,7 @@ def compare_command(
 ) -> None:
     """Paired test of two runs over the same items: A - B with its 95 % interval and p-value."""
     from groundeval.benchmarks._compare import CompareError, compare_runs
-    from groundeval.state._store import RunStoreError
+    from groundeval.state import RunStoreError
 
     try:
         result = compare_runs(run_a, run_b, metric=metric, by=by, resamples=ci_resamples, seed=seed)

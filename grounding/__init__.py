@@ -5,6 +5,8 @@ from groundeval.grounding._draw import OKABE_ITO, MarkStyle, draw_marks, ray_to_
 
 # geometry
 from groundeval.grounding._geometry import (
+    SAME_OBJECT_IOU,
+    SAME_OBJECT_PX,
     XY,
     Box,
     Geometry,
@@ -14,11 +16,13 @@ from groundeval.grounding._geometry import (
     Ray,
     RayHit,
     angle_between_deg,
+    area_iou,
     bounds_xyxy,
-    box_2d_1000_to_xyxy_px,
     centre,
     contains,
     distance,
+    element_points,
+    element_xyxy,
     first_hit,
     geometry_of,
     inside,
@@ -26,16 +30,18 @@ from groundeval.grounding._geometry import (
     iou,
     iou_matrix_xyxy,
     overlap_area,
-    point_yx_1000_to_px,
+    point_distance,
     ray_boundary_hit,
     ray_circle_hit,
-    xyxy_normalized_to_px,
-    xyxy_px_to_box_2d_1000,
+    same_object,
+    xyxy_iou,
 )
 from groundeval.grounding._images import ImageError, LoadedImage, decode_image, load_image
-from groundeval.grounding._loop import GroundingTarget, encode_png, renumber, run_grounding
+from groundeval.grounding._loop import encode_png, renumber, run_grounding
 from groundeval.grounding._protocol import (
+    PROPOSERS,
     RESERVED_PARAMS,
+    VERIFIERS,
     Feedback,
     Proposal,
     Proposer,
@@ -51,10 +57,15 @@ from groundeval.grounding._protocol import (
     verifier_names,
 )
 from groundeval.grounding.proposers._cv import CVProposer
+from groundeval.state import GroundingTarget
 
 __all__ = [
     "OKABE_ITO",
+    "PROPOSERS",
     "RESERVED_PARAMS",
+    "SAME_OBJECT_IOU",
+    "SAME_OBJECT_PX",
+    "VERIFIERS",
     # geometry
     "XY",
     "Box",
@@ -77,13 +88,15 @@ __all__ = [
     "Verifier",
     "VerifyRequest",
     "angle_between_deg",
+    "area_iou",
     "bounds_xyxy",
-    "box_2d_1000_to_xyxy_px",
     "centre",
     "contains",
     "decode_image",
     "distance",
     "draw_marks",
+    "element_points",
+    "element_xyxy",
     "encode_png",
     "first_hit",
     "geometry_of",
@@ -97,7 +110,7 @@ __all__ = [
     "load_image",
     "overlap_area",
     "parse_params",
-    "point_yx_1000_to_px",
+    "point_distance",
     "proposer_names",
     "ray_boundary_hit",
     "ray_circle_hit",
@@ -106,7 +119,7 @@ __all__ = [
     "register_verifier",
     "renumber",
     "run_grounding",
+    "same_object",
     "verifier_names",
-    "xyxy_normalized_to_px",
-    "xyxy_px_to_box_2d_1000",
+    "xyxy_iou",
 ]

@@ -15,11 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from groundeval.grounding._images import load_image
-from groundeval.grounding._loop import GroundingTarget, run_grounding
-from groundeval.judges._protocol import Judge
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Provenance, StateFile
-from groundeval.state._version import toolkit_version
+from groundeval.grounding._loop import run_grounding
+from groundeval.judges import Judge
+from groundeval.state import GroundingTarget, GroundSpec, Provenance, StateFile, toolkit_version
 
 QUESTION_ID = "ground"
 """Question id used for a one-off grounding (overlays are ``ground.roundN.png``)."""

@@ -6,8 +6,10 @@ shapely 2 (``to_shapely``), which does the set-theoretic work; the few things
 shapely has no word for (extending a ray to the image border, where a ray meets a
 circle) are computed here in closed form.
 
-Judge conventions are converted at the boundary with the functions at the end:
-Gemini's ``box_2d`` is ``[ymin, xmin, ymax, xmax]`` on a 0–1000 grid.
+The end of the module holds the one element-level rule set: an element's points
+and bounds, the IoU of two elements, and "same object" with its named tolerances
+(the offline verifier, the loop, the CV proposers and consensus all use it).
+Judge coordinate conventions are converted in :mod:`groundeval.judges` only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
+from shapely.errors import GEOSException
 from shapely.geometry.base import BaseGeometry
 
 from groundeval.state import Element
@@ -266,10 +269,27 @@ def iou_matrix_xyxy(boxes_a: np.ndarray, boxes_b: np.ndarray) -> np.ndarray:
     return out
 
 
+def xyxy_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    """IoU of two ``xyxy_px`` boxes; 0 when they do not overlap or the union has no area.
+
+    The scalar twin of :func:`iou_matrix_xyxy` (same formula, no array overhead).
+
+    >>> xyxy_iou((0, 0, 2, 2), (1, 0, 3, 2))
+    0.3333333333333333
+    """
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
 def iou(a: Geometry, b: Geometry) -> float:
     """Intersection over union of two areas (boxes or polygons); 0 when the union is empty."""
     if isinstance(a, Box) and isinstance(b, Box):
-        return float(iou_matrix_xyxy(np.array([a.xyxy_px]), np.array([b.xyxy_px]))[0, 0])
+        return xyxy_iou(a.xyxy_px, b.xyxy_px)
     sa, sb = _shape(a), _shape(b)
     union = sa.union(sb).area
     return float(sa.intersection(sb).area / union) if union > 0 else 0.0
@@ -418,69 +438,63 @@ def first_hit(
     return best
 
 
-# --------------------------------------------------------------------------- conventions
+# --------------------------------------------------------------------------- elements
+
+SAME_OBJECT_IOU = 0.7
+"""Boxes or polygons overlapping by at least this IoU mark the same object."""
+SAME_OBJECT_PX = 3.0
+"""Points, lines and rays whose points all lie this close (pixels) mark the same object."""
 
 
-def _check_size(width: float, height: float) -> None:
-    if not (width > 0 and height > 0):
-        raise ValueError(f"image size must be positive, got {width}x{height}")
+def element_points(e: Element) -> list[XY]:
+    """The element's defining points (a box gives its two corners)."""
+    if e.xyxy_px is not None:
+        x1, y1, x2, y2 = e.xyxy_px
+        return [(x1, y1), (x2, y2)]
+    return [(float(p[0]), float(p[1])) for p in e.points_px or []]
 
 
-def box_2d_1000_to_xyxy_px(
-    box_2d: Sequence[float], width: float, height: float, *, clip: bool = False
-) -> tuple[float, float, float, float]:
-    """Gemini ``box_2d`` ([ymin, xmin, ymax, xmax] on 0–1000) to ``xyxy_px``.
+def element_xyxy(e: Element) -> tuple[float, float, float, float]:
+    """Axis-aligned bounds ``xyxy_px`` of any element kind."""
+    pts = element_points(e)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
 
-    ``clip=True`` clamps values slightly outside 0–1000 instead of raising.
 
-    >>> box_2d_1000_to_xyxy_px([100, 200, 500, 1000], 640, 480)
-    (128.0, 48.0, 640.0, 240.0)
+def area_iou(a: Element, b: Element) -> float:
+    """Box IoU, or true polygon IoU (bounds IoU when a polygon is too broken for shapely)."""
+    if a.kind == "polygon":
+        try:
+            return float(iou(geometry_of(a), geometry_of(b)))
+        except (ValueError, GEOSException):
+            pass
+    return xyxy_iou(element_xyxy(a), element_xyxy(b))
+
+
+def point_distance(a: Element, b: Element) -> float:
+    """Largest distance between corresponding points (inf when the shapes cannot correspond)."""
+    pa, pb = element_points(a), element_points(b)
+    if len(pa) != len(pb) or not pa:
+        return math.inf
+    far = max(math.dist(p, q) for p, q in zip(pa, pb, strict=True))
+    if a.kind == "line":
+        far = min(far, max(math.dist(p, q) for p, q in zip(pa, pb[::-1], strict=True)))
+    return far
+
+
+def same_object(
+    a: Element, b: Element, *, min_iou: float = SAME_OBJECT_IOU, max_px: float = SAME_OBJECT_PX
+) -> bool:
+    """The one "same object" rule: same kind and near-identical geometry.
+
+    Boxes and polygons overlap by at least ``min_iou``; points, lines and rays have
+    every point within ``max_px`` (a line may be given in either direction). The
+    verifier's duplicate check, the loop's "already kept" test, a CV proposer's
+    dropping of accepted elements and consensus matching (with looser tolerances)
+    all use it.
     """
-    _check_size(width, height)
-    if len(box_2d) != 4:
-        raise ValueError(f"box_2d needs 4 numbers [ymin, xmin, ymax, xmax], got {list(box_2d)!r}")
-    vals = _finite(box_2d, "box_2d")
-    if clip:
-        vals = tuple(min(max(v, 0.0), 1000.0) for v in vals)
-    ymin, xmin, ymax, xmax = vals
-    if not all(0.0 <= v <= 1000.0 for v in vals):
-        raise ValueError(f"box_2d values must lie in 0..1000, got {list(box_2d)!r}")
-    if ymax < ymin or xmax < xmin:
-        raise ValueError(f"box_2d must be [ymin, xmin, ymax, xmax] with min <= max, got {vals}")
-    return (
-        xmin * width / 1000.0,
-        ymin * height / 1000.0,
-        xmax * width / 1000.0,
-        ymax * height / 1000.0,
-    )
-
-
-def xyxy_px_to_box_2d_1000(
-    xyxy_px: Sequence[float], width: float, height: float
-) -> tuple[float, float, float, float]:
-    """``xyxy_px`` to Gemini ``box_2d`` ([ymin, xmin, ymax, xmax] on 0–1000), unrounded.
-
-    >>> xyxy_px_to_box_2d_1000([128, 48, 640, 240], 640, 480)
-    (100.0, 200.0, 500.0, 1000.0)
-    """
-    _check_size(width, height)
-    x1, y1, x2, y2 = Box(tuple(xyxy_px)).xyxy_px  # type: ignore[arg-type]
-    return (y1 * 1000.0 / height, x1 * 1000.0 / width, y2 * 1000.0 / height, x2 * 1000.0 / width)
-
-
-def point_yx_1000_to_px(point_yx: Sequence[float], width: float, height: float) -> XY:
-    """Gemini ``point`` ([y, x] on 0–1000) to (x, y) pixels."""
-    _check_size(width, height)
-    y, x = _xy(point_yx, "point [y, x]")
-    return (x * width / 1000.0, y * height / 1000.0)
-
-
-def xyxy_normalized_to_px(
-    xyxy: Sequence[float], width: float, height: float
-) -> tuple[float, float, float, float]:
-    """Normalised 0–1 ``xyxy`` (OpenAI-style) to ``xyxy_px``."""
-    _check_size(width, height)
-    x1, y1, x2, y2 = Box(tuple(xyxy)).xyxy_px  # type: ignore[arg-type]
-    if not all(0.0 <= v <= 1.0 for v in (x1, y1, x2, y2)):
-        raise ValueError(f"normalised xyxy values must lie in 0..1, got {list(xyxy)!r}")
-    return (x1 * width, y1 * height, x2 * width, y2 * height)
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("box", "polygon"):
+        return area_iou(a, b) >= min_iou
+    return point_distance(a, b) <= max_px

@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from groundeval.judges._protocol import ImagePart
+from groundeval.judges import ImagePart
 
 MAX_PIXELS = 50_000_000
 """Largest image decoded (pixels); a bigger header is refused before decoding."""

@@ -24,28 +24,34 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-# The module, not its names: grounding._protocol imports programs, whose package
-# imports the runner, which imports this module (a cycle that names would break).
-from groundeval.grounding import _protocol as proto
 from groundeval.grounding._draw import draw_marks
-from groundeval.grounding.verifiers.offline import same_object
-from groundeval.judges._protocol import ImagePart, Judge
-from groundeval.programs._model import GroundSpec, SecondOpinion
-from groundeval.state import Element, Provenance, Round, StateFile
-
-
-@dataclass
-class GroundingTarget:
-    """Where the loop writes overlays: an absolute folder and its path inside the run."""
-
-    folder: Path
-    relative: str
+from groundeval.grounding._geometry import same_object
+from groundeval.grounding._protocol import (
+    Feedback,
+    Proposal,
+    Proposer,
+    ProposeRequest,
+    Verification,
+    Verifier,
+    VerifyRequest,
+    get_proposer,
+    get_verifier,
+)
+from groundeval.judges import ImagePart, Judge
+from groundeval.state import (
+    Element,
+    GroundingTarget,
+    GroundSpec,
+    Provenance,
+    Round,
+    SecondOpinion,
+    StateFile,
+)
 
 
 def renumber(elements: list[Element]) -> list[Element]:
@@ -81,7 +87,7 @@ class _Run:
     rounds: list[Round] = field(default_factory=list)
     accepted: list[Element] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
-    others: dict[str, proto.Proposal] = field(default_factory=dict)
+    others: dict[str, Proposal] = field(default_factory=dict)
     """Proposals of the ``agree_with`` proposers (round 1), by name."""
     last_offer: tuple[Any, ...] | None = None
     """What the previous round's proposal offered (to stop when a retry repeats it)."""
@@ -172,12 +178,12 @@ async def run_grounding(
     """
     run = _Run(spec, image_bgr, image, ask, item_id, question_id, provenance, judge, overlays)
     try:
-        proposer = proto.get_proposer(spec.proposer)
-        verifier = proto.get_verifier(spec.verifier)
-        seconds = [(o, proto.get_proposer(o.proposer)) for o in spec.agree_with]
+        proposer = get_proposer(spec.proposer)
+        verifier = get_verifier(spec.verifier)
+        seconds = [(o, get_proposer(o.proposer)) for o in spec.agree_with]
     except KeyError as exc:
         return run.finish("error", str(exc.args[0]))
-    feedback = proto.Feedback()
+    feedback = Feedback()
     for index in range(1, spec.budget + 1):
         feedback.round_index = index
         try:
@@ -205,9 +211,9 @@ async def run_grounding(
             return run.finish("error", str(exc))
         if not proposal.elements and _dropped(proposal):
             raw = f"(not verified: every proposal in round {index} was unusable)"
-            verdicts = proto.Verification(candidates, [], raw)
+            verdicts = Verification(candidates, [], raw)
         else:
-            check = proto.VerifyRequest(
+            check = VerifyRequest(
                 image_bgr, png, spec, ask, candidates, judge, item_id, question_id,
                 others={name: p.elements for name, p in run.others.items()},
             )  # fmt: skip
@@ -230,20 +236,20 @@ async def run_grounding(
         if not rejected and not verdicts.missing and not left:
             return run.finish("grounded", f"verified in round {index}")
         missing = [*verdicts.missing, *left.as_missing()]
-        feedback = proto.Feedback(run.accepted, rejected, missing, index + 1)
+        feedback = Feedback(run.accepted, rejected, missing, index + 1)
     return run.finish("withheld", f"budget of {spec.budget} rounds spent: {_open_points(run)}")
 
 
 async def _propose(
-    run: _Run, proposer: proto.Proposer, spec: GroundSpec, feedback: proto.Feedback, who: str
-) -> proto.Proposal:
+    run: _Run, proposer: Proposer, spec: GroundSpec, feedback: Feedback, who: str
+) -> Proposal:
     """One proposer call, its result checked so that bad plugin data is a reason, not a crash."""
     index = feedback.round_index
-    request = proto.ProposeRequest(
+    request = ProposeRequest(
         run.image_bgr, run.image, spec, run.ask, feedback, run.judge, run.item_id, run.question_id
     )
-    proposal: proto.Proposal = await _stage(
-        who, index, proto.Proposal, partial(proposer.propose, request)
+    proposal: Proposal = await _stage(
+        who, index, Proposal, partial(proposer.propose, request)
     )
     for what, kind in (("elements", Element), ("unexplained", Element), ("problems", str),
                        ("dropped", str)):  # fmt: skip
@@ -257,12 +263,12 @@ async def _propose(
 
 
 async def _verify(
-    verifier: proto.Verifier, check: proto.VerifyRequest, spec: GroundSpec, index: int
-) -> proto.Verification:
+    verifier: Verifier, check: VerifyRequest, spec: GroundSpec, index: int
+) -> Verification:
     """One verifier call, its result checked like a proposal's."""
     who = f"verifier {spec.verifier!r}"
-    verdicts: proto.Verification = await _stage(
-        who, index, proto.Verification, partial(verifier.verify, check)
+    verdicts: Verification = await _stage(
+        who, index, Verification, partial(verifier.verify, check)
     )
     for what, kind in (("elements", Element), ("missing", str)):
         items = getattr(verdicts, what)
@@ -277,10 +283,10 @@ async def _verify(
 
 
 async def _second_opinions(
-    run: _Run, seconds: list[tuple[SecondOpinion, proto.Proposer]]
-) -> dict[str, proto.Proposal]:
+    run: _Run, seconds: list[tuple[SecondOpinion, Proposer]]
+) -> dict[str, Proposal]:
     """Run the ``agree_with`` proposers once, each with its own params and no feedback."""
-    out: dict[str, proto.Proposal] = {}
+    out: dict[str, Proposal] = {}
     for opinion, proposer in seconds:
         name = opinion.proposer
         if name in out:
@@ -289,13 +295,13 @@ async def _second_opinions(
             update={"proposer": opinion.proposer, "params": dict(opinion.params), "agree_with": []}
         )
         proposal = await _propose(
-            run, proposer, spec, proto.Feedback(), f"proposer {name!r} (agree_with)"
+            run, proposer, spec, Feedback(), f"proposer {name!r} (agree_with)"
         )
         out[name] = replace(proposal, elements=renumber(proposal.elements))
     return out
 
 
-def _open_of(proposal: proto.Proposal, others: dict[str, proto.Proposal]) -> _Open:
+def _open_of(proposal: Proposal, others: dict[str, Proposal]) -> _Open:
     """The proposal's open points plus those of every independent proposal (named)."""
     found = _Open(list(proposal.unexplained), list(proposal.problems), _dropped(proposal))
     for name, other in others.items():
@@ -309,7 +315,7 @@ def _open_of(proposal: proto.Proposal, others: dict[str, proto.Proposal]) -> _Op
     return found
 
 
-def _dropped(proposal: proto.Proposal) -> list[str]:
+def _dropped(proposal: Proposal) -> list[str]:
     """``Proposal.dropped``, plus notes a proposer still leaves in ``params['dropped']``."""
     legacy = proposal.params.get("dropped")
     extra = [d for d in legacy if isinstance(d, str)] if isinstance(legacy, list) else []
@@ -353,11 +359,11 @@ def _round(
     spec: GroundSpec,
     ask: str,
     index: int,
-    feedback: proto.Feedback,
-    proposal: proto.Proposal,
+    feedback: Feedback,
+    proposal: Proposal,
     candidates: list[Element],
     overlay: str | None,
-    verdicts: proto.Verification | None,
+    verdicts: Verification | None,
     left: _Open,
 ) -> Round:
     return Round(
@@ -376,7 +382,7 @@ def _round(
     )
 
 
-def _asked(spec: GroundSpec, ask: str, feedback: proto.Feedback) -> str:
+def _asked(spec: GroundSpec, ask: str, feedback: Feedback) -> str:
     text = f"{spec.helper} for {spec.target or ask}"
     if feedback.rejected or feedback.missing:
         text += (

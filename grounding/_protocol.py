@@ -12,9 +12,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from groundeval.judges._protocol import ImagePart, Judge
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element, Registry
+from groundeval.judges import ImagePart, Judge
+from groundeval.state import Element, GroundSpec, Registry
 
 RESERVED_PARAMS = frozenset({"image", "offline_verifier", "consensus"})
 """``ground.params`` keys read by the runner and the verifier, not by proposers."""
@@ -115,12 +114,15 @@ class Verifier(Protocol):
 
 ProposerFactory = Callable[[], Proposer]
 VerifierFactory = Callable[[], Verifier]
-_PROPOSERS: Registry[ProposerFactory] = Registry(
+PROPOSERS: Registry[ProposerFactory] = Registry(
     "proposer", group="groundeval.proposers", builtins=["groundeval.grounding.proposers"]
 )
-_VERIFIERS: Registry[VerifierFactory] = Registry(
+"""Proposer classes (factories) by name: built-ins, entry points, loaded plugins."""
+VERIFIERS: Registry[VerifierFactory] = Registry(
     "verifier", group="groundeval.verifiers", builtins=["groundeval.grounding.verifiers"]
 )
+"""Verifier classes (factories) by name: built-ins, entry points, loaded plugins."""
+_PROPOSERS, _VERIFIERS = PROPOSERS, VERIFIERS  # the names older code imported
 _P = TypeVar("_P", bound=ProposerFactory)
 _V = TypeVar("_V", bound=VerifierFactory)
 

@@ -9,6 +9,9 @@ from groundeval.judges._account import DEFAULT_PRICES, Account, Price, load_pric
 from groundeval.judges._cache import DiskCache
 from groundeval.judges._cassette import CassetteWriter, ReplayJudge, read_cassette
 from groundeval.judges._coords import (
+    CONVENTIONS,
+    QWEN_MAX_PIXELS,
+    QWEN_MIN_PIXELS,
     BoxConvention,
     box_to_xyxy_px,
     guess_convention,
@@ -47,14 +50,23 @@ from groundeval.judges._protocol import (
     TransientJudgeError,
 )
 from groundeval.judges._questions import ANSWERS_SCHEMA, Answer, ask_questions, parse_answers
-from groundeval.judges._registry import build_judge, make_judge, wrap_judge
+from groundeval.judges._registry import (
+    build_judge,
+    judge_names,
+    make_judge,
+    register_judge,
+    wrap_judge,
+)
 from groundeval.judges._scripted import ScriptedJudge
 from groundeval.judges._usable import usable_reply
 from groundeval.judges._verify import VERIFY_SCHEMA, build_verify_prompt, parse_verification
 
 __all__ = [
     "ANSWERS_SCHEMA",
+    "CONVENTIONS",
     "DEFAULT_PRICES",
+    "QWEN_MAX_PIXELS",
+    "QWEN_MIN_PIXELS",
     "VERIFY_SCHEMA",
     "Account",
     "AccountingLayer",
@@ -89,6 +101,7 @@ __all__ = [
     "build_propose_prompt",
     "build_verify_prompt",
     "guess_convention",
+    "judge_names",
     "load_json",
     "load_prices",
     "make_judge",
@@ -101,6 +114,7 @@ __all__ = [
     "px_to_point",
     "qwen25_input_wh",
     "read_cassette",
+    "register_judge",
     "thinking_settings",
     "usable_reply",
     "wrap_judge",

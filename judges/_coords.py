@@ -19,10 +19,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
-BoxConvention = Literal["box_2d_1000", "qwen25_px", "xyxy_1000", "xyxy_norm"]
-CONVENTIONS: tuple[str, ...] = ("box_2d_1000", "qwen25_px", "xyxy_1000", "xyxy_norm")
+
+class BoxConvention(StrEnum):
+    """A judge's coordinate convention (see the module docstring); equal to its name."""
+
+    BOX_2D_1000 = "box_2d_1000"
+    QWEN25_PX = "qwen25_px"
+    XYXY_1000 = "xyxy_1000"
+    XYXY_NORM = "xyxy_norm"
+
+
+CONVENTIONS: tuple[str, ...] = tuple(c.value for c in BoxConvention)
 
 QWEN_FACTOR = 28
 QWEN_MIN_PIXELS = 4 * 28 * 28
@@ -34,19 +44,19 @@ _SLACK = 0.02
 def guess_convention(spec: str, model: str) -> BoxConvention:
     """The convention a model was trained on, from its spec and name.
 
-    >>> guess_convention("gemini:gemini-2.5-flash", "gemini-2.5-flash")
+    >>> guess_convention("gemini:gemini-2.5-flash", "gemini-2.5-flash").value
     'box_2d_1000'
-    >>> guess_convention("openai:Qwen2.5-VL-7B@http://h/v1", "Qwen2.5-VL-7B")
+    >>> guess_convention("openai:Qwen2.5-VL-7B@http://h/v1", "Qwen2.5-VL-7B").value
     'qwen25_px'
     """
     name = model.lower().replace("_", "-").replace(" ", "")
     if spec.startswith("gemini") or "gemini" in name:
-        return "box_2d_1000"
+        return BoxConvention.BOX_2D_1000
     if "qwen2.5-vl" in name or "qwen2.5vl" in name or "qwen2-5-vl" in name:
-        return "qwen25_px"
+        return BoxConvention.QWEN25_PX
     if "qwen3-vl" in name or "qwen3vl" in name:
-        return "xyxy_1000"
-    return "xyxy_norm"
+        return BoxConvention.XYXY_1000
+    return BoxConvention.XYXY_NORM
 
 
 def qwen25_input_wh(
@@ -86,20 +96,22 @@ def qwen25_input_wh(
 
 
 def _grid_wh(
-    convention: str, size_wh: tuple[int, int], input_wh: tuple[int, int] | None
+    convention: BoxConvention | str, size_wh: tuple[int, int], input_wh: tuple[int, int] | None
 ) -> tuple[float, float]:
     """Extent of the model's coordinate grid along x and y."""
-    if convention in ("box_2d_1000", "xyxy_1000"):
+    if convention in (BoxConvention.BOX_2D_1000, BoxConvention.XYXY_1000):
         return 1000.0, 1000.0
-    if convention == "xyxy_norm":
+    if convention == BoxConvention.XYXY_NORM:
         return 1.0, 1.0
-    if convention == "qwen25_px":
+    if convention == BoxConvention.QWEN25_PX:
         w, h = input_wh or qwen25_input_wh(size_wh)
         return float(w), float(h)
     raise ValueError(f"unknown box convention {convention!r}; expected one of {CONVENTIONS}")
 
 
-BOX_NAMES = {"box_2d_1000": ("ymin", "xmin", "ymax", "xmax")}
+BOX_NAMES: dict[str, tuple[str, ...]] = {
+    BoxConvention.BOX_2D_1000: ("ymin", "xmin", "ymax", "xmax")
+}
 """Names of a box's four numbers as the judge wrote them (default ``x1, y1, x2, y2``)."""
 
 
@@ -142,22 +154,22 @@ def _scale(value: float, grid: float, pixels: int, name: str) -> float:
 
 def point_to_px(
     values: Any,
-    convention: str,
+    convention: BoxConvention | str,
     size_wh: tuple[int, int],
     *,
     input_wh: tuple[int, int] | None = None,
 ) -> list[float]:
     """One point in the judge's convention -> ``[x, y]`` in original pixels."""
-    names = ("y", "x") if convention == "box_2d_1000" else ("x", "y")
+    names = ("y", "x") if convention == BoxConvention.BOX_2D_1000 else ("x", "y")
     a, b = _numbers(values, names, "point")
     gx, gy = _grid_wh(convention, size_wh, input_wh)
-    x, y = (b, a) if convention == "box_2d_1000" else (a, b)
+    x, y = (b, a) if convention == BoxConvention.BOX_2D_1000 else (a, b)
     return [_scale(x, gx, size_wh[0], "x"), _scale(y, gy, size_wh[1], "y")]
 
 
 def box_to_xyxy_px(
     values: Any,
-    convention: str,
+    convention: BoxConvention | str,
     size_wh: tuple[int, int],
     *,
     input_wh: tuple[int, int] | None = None,
@@ -185,7 +197,7 @@ def box_to_xyxy_px(
                 f"{names[hi]}={_show(numbers[hi])}"
             )
     # positions of x1, y1, x2, y2 among the numbers as written
-    order = (1, 0, 3, 2) if convention == "box_2d_1000" else (0, 1, 2, 3)
+    order = (1, 0, 3, 2) if convention == BoxConvention.BOX_2D_1000 else (0, 1, 2, 3)
     gx, gy = _grid_wh(convention, size_wh, input_wh)
     w, h = size_wh
     x1, y1, x2, y2 = (
@@ -200,7 +212,7 @@ def box_to_xyxy_px(
 
 def xyxy_px_to_box(
     xyxy_px: Sequence[float],
-    convention: str,
+    convention: BoxConvention | str,
     size_wh: tuple[int, int],
     *,
     input_wh: tuple[int, int] | None = None,
@@ -214,14 +226,14 @@ def xyxy_px_to_box(
     w, h = size_wh
     nx1, nx2 = x1 / w * gx, x2 / w * gx
     ny1, ny2 = y1 / h * gy, y2 / h * gy
-    digits = 3 if convention == "xyxy_norm" else 0
-    out = [nx1, ny1, nx2, ny2] if convention != "box_2d_1000" else [ny1, nx1, ny2, nx2]
+    digits = 3 if convention == BoxConvention.XYXY_NORM else 0
+    out = [nx1, ny1, nx2, ny2] if convention != BoxConvention.BOX_2D_1000 else [ny1, nx1, ny2, nx2]
     return [round(v, digits) for v in out]
 
 
 def px_to_point(
     point_px: Sequence[float],
-    convention: str,
+    convention: BoxConvention | str,
     size_wh: tuple[int, int],
     *,
     input_wh: tuple[int, int] | None = None,
@@ -230,6 +242,6 @@ def px_to_point(
     gx, gy = _grid_wh(convention, size_wh, input_wh)
     x = point_px[0] / size_wh[0] * gx
     y = point_px[1] / size_wh[1] * gy
-    digits = 3 if convention == "xyxy_norm" else 0
-    out = [y, x] if convention == "box_2d_1000" else [x, y]
+    digits = 3 if convention == BoxConvention.XYXY_NORM else 0
+    out = [y, x] if convention == BoxConvention.BOX_2D_1000 else [x, y]
     return [round(v, digits) for v in out]

@@ -1,4 +1,4 @@
-"""Judge spec strings -> backends, and the builder that wraps them in middleware.
+"""Judge spec strings -> backends (a registry of spec prefixes), and the middleware builder.
 
 SDKs are imported lazily inside each backend, so ``offline`` and ``replay:``
 work without them and a missing SDK says what to install.
@@ -6,10 +6,11 @@ work without them and a missing SDK says what to install.
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from groundeval.judges._account import Account, load_prices
 from groundeval.judges._cache import DiskCache
@@ -25,8 +26,8 @@ from groundeval.judges._middleware import (
 )
 from groundeval.judges._offline import OfflineJudge
 from groundeval.judges._protocol import Judge
+from groundeval.state import Registry
 
-SPECS = "offline, gemini:<model>, openai:<model>@<base_url> or replay:<cassette>"
 _OPTIONS = frozenset(
     {
         "api_key",
@@ -42,48 +43,120 @@ _OPTIONS = frozenset(
 )
 _KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY")
 
+JudgeFactory = Callable[..., Judge]
+"""``factory(rest, **options) -> Judge``: ``rest`` is the spec after ``prefix:``."""
+
+JUDGES: Registry[JudgeFactory] = Registry("judge backend", group="groundeval.judges")
+"""Judge backends by spec prefix (``gemini`` in ``gemini:<model>``); plugins add theirs."""
+_BUILTIN = frozenset({"gemini", "openai", "replay"})
+_J = TypeVar("_J", bound=JudgeFactory)
+
+
+def register_judge(prefix: str) -> Callable[[_J], _J]:
+    """Make ``--judge prefix:<rest>`` build a backend: ``factory(rest, **options)``.
+
+    The factory (a class or a function) receives the text after ``prefix:`` and the
+    ``--judge-param`` options it declares; ``build_judge`` wraps what it returns in
+    the cache, retries, limits and accounting, as for the built-in backends. On
+    ``--executor ray`` every worker loads the same ``--plugins`` files first.
+    """
+    return JUDGES.register(prefix)
+
+
+def judge_names() -> list[str]:
+    """Every spec prefix a judge can be built from (``offline`` needs none)."""
+    return JUDGES.names()
+
+
+def _specs() -> str:
+    custom = [f"{name}:<...>" for name in judge_names() if name not in _BUILTIN]
+    return ", ".join(
+        ["offline", "gemini:<model>", "openai:<model>@<base_url>", "replay:<cassette>", *custom]
+    )
+
+
+@JUDGES.register("gemini")
+def _gemini(rest: str, **options: Any) -> Judge:
+    """Google Gemini through google-genai (``gemini:<model>``)."""
+    from groundeval.judges._gemini import GeminiJudge
+
+    options.pop("box_convention", None)
+    return GeminiJudge(rest, **options)
+
+
+@JUDGES.register("openai")
+def _openai(rest: str, **options: Any) -> Judge:
+    """Any OpenAI-compatible server (``openai:<model>@<base_url>``)."""
+    from groundeval.judges._openai import OpenAIJudge, split_spec
+
+    model, url = split_spec(rest)
+    options.setdefault("base_url", url)
+    options.pop("thinking", None)
+    return OpenAIJudge(model, **options)
+
+
+@JUDGES.register("replay")
+def _replay(rest: str, **options: Any) -> Judge:
+    """Answers from a recorded cassette (``replay:<cassette.jsonl>``)."""
+    if options:
+        raise ValueError(f"replay takes no options (got {', '.join(sorted(options))})")
+    return ReplayJudge(rest)
+
 
 def make_judge(spec: str | None, **options: Any) -> Judge:
     """Build the bare backend named by a spec string (``offline`` when none is given).
 
     Args:
-        spec: ``offline``, ``gemini:<model>``, ``openai:<model>[@<base_url>]`` or
-            ``replay:<cassette.jsonl>``.
+        spec: ``offline``, ``gemini:<model>``, ``openai:<model>[@<base_url>]``,
+            ``replay:<cassette.jsonl>`` or ``<prefix>:<rest>`` of a backend
+            registered with :func:`register_judge`.
         **options: backend options: ``api_key``, ``base_url``, ``temperature``,
             ``seed``, ``thinking``, ``max_output_tokens``, ``timeout_s`` and, for
-            OpenAI-compatible servers, ``box_convention``.
+            OpenAI-compatible servers, ``box_convention``; a registered backend
+            takes the keyword arguments its factory declares.
 
     Raises:
-        ValueError: the spec names no known backend or lacks its model.
+        ValueError: the spec names no known backend or lacks its model, or an
+            option is unknown to the backend.
     """
     if spec in (None, "", "offline"):
         return OfflineJudge()
     kind, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
+    if not sep or not rest or kind not in JUDGES:
+        raise ValueError(f"unknown judge spec {spec!r}; expected {_specs()}")
     options = {k: v for k, v in options.items() if v is not None}
-    unknown = sorted(set(options) - _OPTIONS)
-    if unknown:
+    factory = JUDGES.lookup(kind)
+    if kind in _BUILTIN:
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"unknown judge option(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(_OPTIONS))}"
+            )
+        return factory(rest, **options)
+    return _build_registered(kind, factory, rest, options)
+
+
+def _build_registered(
+    kind: str, factory: JudgeFactory, rest: str, options: dict[str, Any]
+) -> Judge:
+    """Call a plugin's factory; bad options and a broken result are errors naming it."""
+    try:
+        inspect.signature(factory).bind(rest, **options)
+    except TypeError as exc:
         raise ValueError(
-            f"unknown judge option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTIONS))}"
+            f"judge {kind!r} ({JUDGES.origin(kind)}) does not take these options: {exc}"
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin callable): let the call decide
+    judge = factory(rest, **options)
+    missing = [a for a in ("spec", "model", "params", "generate") if not hasattr(judge, a)]
+    if missing:
+        raise ValueError(
+            f"judge {kind!r} ({JUDGES.origin(kind)}) built a {type(judge).__name__} without "
+            f"{', '.join(missing)}; a judge needs spec, model, params and async generate(call)"
         )
-    if kind == "gemini":
-        from groundeval.judges._gemini import GeminiJudge
-
-        options.pop("box_convention", None)
-        return GeminiJudge(rest, **options)
-    if kind == "openai":
-        from groundeval.judges._openai import OpenAIJudge, split_spec
-
-        model, url = split_spec(rest)
-        options.setdefault("base_url", url)
-        options.pop("thinking", None)
-        return OpenAIJudge(model, **options)
-    if options and kind == "replay":
-        raise ValueError(f"replay takes no options (got {', '.join(sorted(options))})")
-    if kind == "replay":
-        return ReplayJudge(rest)
-    raise ValueError(f"unknown judge spec {spec!r}; expected {SPECS}")
+    return judge
 
 
 def build_judge(

@@ -9,6 +9,13 @@ spent, or a check that cannot be evaluated, e.g. a pip sum over boxes that
 carry no pips). Also reports the median proposer time per image.
 
     .venv/bin/python perf/detector_accuracy.py [--n 100] [--threads N]
+    .venv/bin/python perf/detector_accuracy.py --style out --n 40   # out-of-style dice
+    .venv/bin/python perf/detector_accuracy.py --weights-dir /tmp/new  # candidate weights
+
+``--style out`` grades the out-of-style dice (``benchmarks/synthetic/outstyle``,
+seeds 700000 up: a renderer the detector never saw) instead of the in-style
+ones. ``--weights-dir`` grades ``dice_yolov8n.onnx`` / ``.pt`` from that folder
+(trusted for .pt like ``--models-dir``) instead of the shipped ones.
 
 Proposers: ``opencv.dice``; ``yolo`` (the detector alone, no pips);
 ``yolo.dice`` through ``.onnx``; and through ``.pt`` when ultralytics is installed.
@@ -22,6 +29,7 @@ import importlib.util
 import statistics
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from groundeval.benchmarks.synthetic._common import Scene
@@ -36,23 +44,38 @@ from groundeval.state import Provenance
 DIFFICULTIES = ("clean", "moderate", "hard")
 
 
-def variants(threads: int | None) -> dict[str, dict[str, Any]]:
+def variants(threads: int | None, folder: str | None = None) -> dict[str, dict[str, Any]]:
     """Proposer name and params (None: keep the scene's pip field schema) per row."""
+    onnx = f"{folder}/dice_yolov8n.onnx" if folder else "dice_yolov8n.onnx"
+    pt = f"{folder}/dice_yolov8n.pt" if folder else "dice_yolov8n.pt"
     rows: dict[str, dict[str, Any]] = {
         "opencv.dice": {"proposer": "opencv.dice", "params": {}},
         "yolo (detector alone)": {
             "proposer": "yolo",
-            "params": {"weights": "dice_yolov8n.onnx", "threads": threads},
+            "params": {"weights": onnx, "threads": threads},
             "drop_fields": True,
         },
-        "yolo.dice .onnx": {"proposer": "yolo.dice", "params": {"threads": threads}},
+        "yolo.dice .onnx": {
+            "proposer": "yolo.dice",
+            "params": {"weights": onnx, "threads": threads},
+        },
     }
     if importlib.util.find_spec("ultralytics") is not None:
         rows["yolo.dice .pt"] = {
             "proposer": "yolo.dice",
-            "params": {"weights": "dice_yolov8n.pt", "threads": threads},
+            "params": {"weights": pt, "threads": threads},
         }
     return rows
+
+
+def scenes(style: str, n: int) -> list[tuple[str, Scene]]:
+    """(group, scene) pairs: in-style per difficulty (seeds 0..n-1) or out-of-style."""
+    if style == "out":
+        from groundeval.benchmarks.synthetic import outstyle
+
+        seeds = range(outstyle.REPORT_SEED0, outstyle.REPORT_SEED0 + n)
+        return [("outstyle", outstyle.generate("dice", s)) for s in seeds]
+    return [(d, dice_scene(d, s)) for d in DIFFICULTIES for s in range(n)]
 
 
 def decide(check: str, state: Any) -> str:
@@ -95,28 +118,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100, help="scenes per difficulty")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--style", choices=["in", "out"], default="in")
+    parser.add_argument("--weights-dir", default=None, help="grade the weights in this folder")
     args = parser.parse_args()
-    rows = variants(args.threads)
+    if args.weights_dir:
+        yolo.set_models_dir(args.weights_dir)
+    rows = variants(args.threads, args.weights_dir and str(Path(args.weights_dir).resolve()))
     tallies: dict[tuple[str, str, str], Counter[str]] = {}
     times: dict[str, list[float]] = {name: [] for name in rows}
-    for difficulty in DIFFICULTIES:
-        for seed in range(args.n):
-            scene = dice_scene(difficulty, seed)
-            for name, row in rows.items():
-                try:
-                    outcomes, seconds = asyncio.run(grade(scene, row))
-                except WeightsError as exc:
-                    raise SystemExit(str(exc)) from exc
-                times[name].append(seconds)
-                for qid, outcome in outcomes.items():
-                    tallies.setdefault((name, qid, difficulty), Counter())[outcome] += 1
-    print(f"{args.n} held-out dice scenes per difficulty; shares right / wrong / withheld")
+    groups = ["outstyle"] if args.style == "out" else list(DIFFICULTIES)
+    for difficulty, scene in scenes(args.style, args.n):
+        for name, row in rows.items():
+            try:
+                outcomes, seconds = asyncio.run(grade(scene, row))
+            except WeightsError as exc:
+                raise SystemExit(str(exc)) from exc
+            times[name].append(seconds)
+            for qid, outcome in outcomes.items():
+                tallies.setdefault((name, qid, difficulty), Counter())[outcome] += 1
+    print(f"{args.n} held-out dice scenes per group; shares right / wrong / withheld")
     for qid, label in (("h1", "count question (h1)"), ("h2", "pip-sum question (h2)")):
         print(f"\n{label}")
-        print(f"{'proposer':<24}" + "".join(f"{d:>22}" for d in DIFFICULTIES))
+        print(f"{'proposer':<24}" + "".join(f"{d:>22}" for d in groups))
         for name in rows:
             cells = []
-            for d in DIFFICULTIES:
+            for d in groups:
                 c = tallies[(name, qid, d)]
                 n = sum(c.values())
                 cells.append(

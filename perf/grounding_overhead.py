@@ -5,7 +5,11 @@ overlay and the state file + run the check, divided by the time to decode the
 image and encode one overlay PNG (what any grader that shows its evidence must
 spend). Median of ``--runs`` repetitions (default 20) per proposer and image.
 
-    .venv/bin/python perf/grounding_overhead.py [--runs 20] [--size 640x480]
+    .venv/bin/python perf/grounding_overhead.py [--runs 20] [--size 640x480] [--checks-only]
+
+A second table times each CV proposer's self-check (residue, clutter, support):
+``run(checks=True)`` over ``run(checks=False)``, medians, on its in-style scene
+and a harder tuning variant (goal: at most 1.5).
 
 Images come from ``groundeval.benchmarks.synthetic.generate`` when it exists,
 otherwise from a small built-in drawing of coins and dice.
@@ -135,12 +139,63 @@ async def _propose_only(proposer: str, spec: GroundSpec, decoded: Any) -> Any:
     return await get_proposer(proposer).propose(request)
 
 
+def self_check_ratio(proposer: str, image: np.ndarray, runs: int) -> tuple[float, float]:
+    """Median ms of one proposal without and with the self-check."""
+    from groundeval.grounding.proposers._cv import CVProposer
+
+    p = get_proposer(proposer)
+    if not isinstance(p, CVProposer):
+        raise TypeError(f"{proposer} is not a CV proposer")
+    spec = GroundSpec(helper=HELPERS.get(proposer, "boxes"), proposer=proposer)  # type: ignore[arg-type]
+    bare, checked = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p.run(image, spec, checks=False)
+        bare.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        p.run(image, spec)
+        checked.append(time.perf_counter() - t0)
+    return median_ms(bare), median_ms(checked)
+
+
+def print_self_checks(runs: int) -> None:
+    """One row per CV proposer and image: proposer alone, with self-check, ratio."""
+    from groundeval.benchmarks.synthetic._tuning import coins_scene, dice_scene
+
+    print(f"\nself-check overhead, median of {runs} runs (goal: ratio <= 1.5)")
+    print(f"{'proposer':<22}{'image':<22}{'alone ms':>10}{'checked ms':>12}{'ratio':>7}")
+    cases = [
+        ("opencv.dice", "dice clean 0", generate_image("dice", 0)),
+        ("opencv.dice", "tuning dice 0", dice_scene(0).image_bgr),
+        ("opencv.contours", "coins clean 0", generate_image("coins", 0)),
+        ("opencv.contours", "tuning coins 0", coins_scene(0).image_bgr),
+        ("opencv.circles", "coins clean 0", generate_image("coins", 0)),
+        ("opencv.blobs", "coins clean 0", generate_image("coins", 0)),
+        ("opencv.lines", "compass clean 0", generate_image("compass", 0)),
+        ("opencv.color_region", "sun clean 0", generate_image("sun", 0)),
+    ]
+    for proposer, label, image in cases:
+        alone, checked = self_check_ratio(proposer, image, runs)
+        print(f"{proposer:<22}{label:<22}{alone:>10.2f}{checked:>12.2f}{checked / alone:>7.2f}")
+
+
+def generate_image(scene: str, seed: int) -> np.ndarray:
+    """An in-style synthetic image."""
+    from groundeval.benchmarks.synthetic import generate
+
+    return generate(scene, "clean", seed).image_bgr
+
+
 def main() -> None:
     """Print one table row per offline proposer."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--size", default="640x480", help="built-in image size WxH")
+    parser.add_argument("--checks-only", action="store_true", help="only the self-check table")
     args = parser.parse_args()
+    if args.checks_only:
+        print_self_checks(args.runs)
+        return
     size = tuple(int(v) for v in args.size.lower().split("x"))
     names = [
         (n, n, {})
@@ -165,6 +220,7 @@ def main() -> None:
             f"{row['propose_ms']:>9.2f}{row['draw_encode_ms']:>10.2f}{row['ratio']:>7.2f}  "
             f"{row['status']}"
         )
+    print_self_checks(args.runs)
 
 
 if __name__ == "__main__":

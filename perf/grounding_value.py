@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from groundeval.benchmarks.synthetic import DIFFICULTIES, Scene, encode_png, generate
+from groundeval.grounding import area_iou
 from groundeval.grounding._loop import run_grounding
 from groundeval.grounding._protocol import (
     Feedback,
@@ -60,7 +61,6 @@ from groundeval.grounding._protocol import (
     register_proposer,
     register_verifier,
 )
-from groundeval.grounding.verifiers.offline import area_iou
 from groundeval.judges._protocol import ImagePart
 from groundeval.programs._checks import CheckError, run_check
 from groundeval.programs._model import GroundSpec, Program, Question, SecondOpinion

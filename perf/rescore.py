@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import tempfile
@@ -80,6 +81,8 @@ def main() -> None:
         print(f"bare json.loads of the same files: median {bare_s:.2f} s")
         print(f"ratio rescore / json.loads: {rescore_s / bare_s:.2f}x (goal <= 2x)")
         print(f"peak RSS: {rss_mb:.0f} MB")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"load average (1, 5, 15 min): {load} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

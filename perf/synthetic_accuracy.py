@@ -1,15 +1,23 @@
-"""Accuracy of offline grading against the synthetic benchmark's exact truth.
+"""Accuracy of offline grounding against exact truth, in-style and out-of-style, per proposer.
 
-For every scene and difficulty, generates ``--n`` items, grounds each question
-with its program's proposer through the real verify loop (``run_grounding``,
-offline verifier), runs the program's check and compares the outcome with the
-truth. Prints the share of decisions right, wrong and withheld (errors apart).
+For every scene kind, generates items from the in-style suite
+(``benchmarks/synthetic``: what the proposers are tuned on, ``--n-in`` per
+difficulty from seed ``--seed-in``) and from the out-of-style suite
+(``benchmarks/synthetic/outstyle``: an independent renderer, ``--n`` per scene
+from seed 700000, a range nobody tunes on). Each question is grounded through
+the real verify loop (``run_grounding``, offline verifier, the program's budget)
+by every proposer that applies to the scene kind, at its default parameters
+(only the program's required inputs, such as colour ranges, are kept), and by
+the consensus paths (``verifier: consensus``) when that verifier is installed.
+The program's check then decides and the outcome is compared with the truth.
 
-    .venv/bin/python perf/synthetic_accuracy.py --n 200
-    .venv/bin/python perf/synthetic_accuracy.py --scenes dice --swap opencv.dice=yolo.dice
+Printed per style, scene kind and proposer: decisions right / wrong / withheld /
+error, the wrong share of decided questions (right + wrong), and the share of
+images whose every question was decided right ("exact").
 
-``--swap OLD=NEW`` grades with proposer NEW wherever a program names OLD (e.g. the
-learned ``yolo.dice`` against the classical ``opencv.dice``).
+    .venv/bin/python perf/synthetic_accuracy.py                 # both styles, defaults
+    .venv/bin/python perf/synthetic_accuracy.py --n 10 --n-in 3 --scenes dice
+    .venv/bin/python perf/synthetic_accuracy.py --styles out --paths opencv.dice --show-wrong
 """
 
 from __future__ import annotations
@@ -18,23 +26,80 @@ import argparse
 import asyncio
 import collections
 import json
+import os
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
 
-from groundeval.benchmarks.synthetic import DIFFICULTIES, SCENES, encode_png, generate
-from groundeval.grounding._loop import run_grounding
-from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
-from groundeval.judges._protocol import ImagePart
-from groundeval.programs._checks import CheckError, run_check
-from groundeval.state import Provenance, StateFile
+PATHS: dict[str, list[str]] = {
+    "dice": ["opencv.dice", "yolo.dice", "opencv.dice+yolo.dice"],
+    "coins": ["opencv.contours", "opencv.circles", "opencv.contours+opencv.circles"],
+    "bars": ["ocr"],
+    "compass": ["opencv.lines"],
+    "sun": ["opencv.color_region"],
+}
+"""Grounding paths per scene kind: a proposer, or ``main+second`` for consensus."""
+REQUIRED_PARAMS = {"opencv.color_region": ("ranges",)}
+"""Program params that are inputs, not tuning (kept when the proposer is swapped)."""
+STYLES = ("in", "out")
+BUCKETS = ("right", "wrong", "withheld", "error")
 
-PROVENANCE = Provenance(toolkit_version="perf")
+
+@dataclass(frozen=True)
+class Task:
+    style: str
+    scene: str
+    difficulty: str
+    seed: int
+    path: str
 
 
-async def grade(
-    scene: str, difficulty: str, seed: int, swap: dict[str, str]
-) -> list[tuple[str, str, str]]:
-    """(question key, outcome, truth) for every question of one generated item."""
-    s = generate(scene, difficulty, seed)
+@dataclass
+class Tally:
+    counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    images: int = 0
+    exact: int = 0
+    wrong: list[str] = field(default_factory=list)
+
+
+def make_scene(task: Task) -> Any:
+    if task.style == "in":
+        from groundeval.benchmarks.synthetic import generate
+
+        return generate(task.scene, task.difficulty, task.seed)
+    from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
+
+    return generate_out(task.scene, task.seed)
+
+
+def path_spec(spec: Any, path: str) -> Any:
+    """The program's ground spec, run by ``path`` at default parameters."""
+    main, _, second = path.partition("+")
+    keep = {k: v for k, v in spec.params.items() if k in REQUIRED_PARAMS.get(main, ())}
+    update: dict[str, Any] = {"proposer": main, "params": keep}
+    if second:
+        update |= {"verifier": "consensus", "agree_with": [{"proposer": second}]}
+    else:
+        update |= {"verifier": "offline", "agree_with": []}
+    return type(spec).model_validate({**spec.model_dump(), **update})
+
+
+def grade(task: Task) -> list[tuple[str, str, str]]:
+    """(item/question, outcome, truth) for every question of one generated item."""
+    return asyncio.run(_grade(task))
+
+
+async def _grade(task: Task) -> list[tuple[str, str, str]]:
+    from groundeval.benchmarks.synthetic import encode_png
+    from groundeval.grounding._loop import run_grounding
+    from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
+    from groundeval.judges._protocol import ImagePart
+    from groundeval.programs._checks import CheckError, run_check
+    from groundeval.state import Provenance, StateFile
+
+    s = make_scene(task)
     h, w = s.image_bgr.shape[:2]
     image = ImagePart(encode_png(s.image_bgr), "image/png", (w, h))
     rows = []
@@ -47,20 +112,18 @@ async def grade(
             if source not in states:
                 spec = program.question(source).ground
                 assert spec is not None
-                if spec.proposer in swap:
-                    spec = spec.model_copy(update={"proposer": swap[spec.proposer], "params": {}})
                 states[source] = await run_grounding(
                     image_bgr=s.image_bgr,
                     image=image,
-                    spec=spec,
+                    spec=path_spec(spec, task.path),
                     ask=q.ask,
                     item_id=s.id,
                     question_id=source,
-                    provenance=PROVENANCE,
+                    provenance=Provenance(toolkit_version="perf"),
                 )
             state = states[source]
             if state.status != "grounded":
-                outcome = "withheld"
+                outcome = "withheld" if state.status != "error" else "error"
             else:
                 try:
                     outcome = "pass" if run_check(q.check, state).score >= 1.0 else "fail"
@@ -71,71 +134,112 @@ async def grade(
     return rows
 
 
-def judge_row(outcome: str, truth: str) -> str:
+def verdict(outcome: str, truth: str) -> str:
     if outcome in ("withheld", "error"):
         return outcome
     return "right" if outcome == truth else "wrong"
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200, help="items per scene and difficulty")
-    parser.add_argument("--seed", type=int, default=0, help="first seed")
-    parser.add_argument("--scenes", default=",".join(SCENES))
-    parser.add_argument("--difficulties", default=",".join(DIFFICULTIES))
-    parser.add_argument("--json", action="store_true", help="print the table as JSON too")
+def tasks_for(args: argparse.Namespace, paths: dict[str, list[str]]) -> list[Task]:
+    from groundeval.benchmarks.synthetic import DIFFICULTIES
+    from groundeval.benchmarks.synthetic.outstyle import DIFFICULTY, REPORT_SEED0
+
+    out: list[Task] = []
+    for style in args.styles.split(","):
+        for scene in args.scenes.split(","):
+            for path in paths[scene]:
+                if style == "in":
+                    for level in DIFFICULTIES:
+                        for seed in range(args.seed_in, args.seed_in + args.n_in):
+                            out.append(Task(style, scene, level, seed, path))
+                else:
+                    seed0 = REPORT_SEED0 if args.seed_out is None else args.seed_out
+                    for seed in range(seed0, seed0 + args.n):
+                        out.append(Task(style, scene, DIFFICULTY, seed, path))
+    return out
+
+
+def available_paths(wanted: str | None) -> dict[str, list[str]]:
+    from groundeval.grounding._protocol import verifier_names
+    from groundeval.grounding.proposers import ocr  # noqa: F401
+
+    consensus = "consensus" in verifier_names()
+    chosen = set(wanted.split(",")) if wanted else None
+    return {
+        scene: [p for p in paths if (consensus or "+" not in p) and (chosen is None or p in chosen)]
+        for scene, paths in PATHS.items()
+    }
+
+
+def _init_worker() -> None:
+    os.environ.setdefault("GROUNDEVAL_THREADS", "1")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument("--n", type=int, default=40, help="out-of-style items per scene")
+    parser.add_argument("--n-in", type=int, default=8, help="in-style items per difficulty")
+    parser.add_argument("--seed-in", type=int, default=0, help="first in-style seed")
+    parser.add_argument("--seed-out", type=int, default=None, help="first out-of-style seed")
+    parser.add_argument("--styles", default="in,out", help="in, out or both")
+    parser.add_argument("--scenes", default=",".join(PATHS))
+    parser.add_argument("--paths", default=None, help="only these paths (comma separated)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--json", default=None, help="also write the table to this JSON file")
     parser.add_argument("--show-wrong", action="store_true", help="list every wrong decision")
-    parser.add_argument("--swap", action="append", default=[], help="OLD=NEW proposer")
     args = parser.parse_args()
-    swap = dict(pair.split("=", 1) for pair in args.swap)
-    if swap:
-        print("proposers swapped: " + ", ".join(f"{a} -> {b}" for a, b in swap.items()))
-    table: dict[tuple[str, str], collections.Counter[str]] = {}
-    wrong: list[str] = []
+    paths = available_paths(args.paths)
+    tasks = tasks_for(args, paths)
     started = time.perf_counter()
-    header = (
-        f"{'scene':<10}{'difficulty':<11}{'decisions':>10}{'right':>9}{'wrong':>9}"
-        f"{'withheld':>10}{'error':>8}"
-    )
-    print(header, flush=True)
-    for scene in args.scenes.split(","):
-        for level in args.difficulties.split(","):
-            counts: collections.Counter[str] = collections.Counter()
-            for seed in range(args.seed, args.seed + args.n):
-                for key, outcome, truth in await grade(scene, level, seed, swap):
-                    verdict = judge_row(outcome, truth)
-                    counts[verdict] += 1
-                    if verdict == "wrong":
-                        wrong.append(f"{key}: said {outcome}, truth {truth}")
-            table[(scene, level)] = counts
-            print(_line(scene, level, counts), flush=True)
-    for level in args.difficulties.split(","):
-        total: collections.Counter[str] = collections.Counter()
-        for (_, lv), counts in list(table.items()):
-            if lv == level:
-                total.update(counts)
-        table[("ALL", level)] = total
-        print(_line("ALL", level, total))
-    print(f"\n{args.n} items per scene and difficulty, {time.perf_counter() - started:.0f} s")
+    tallies: dict[tuple[str, str, str], Tally] = collections.defaultdict(Tally)
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_init_worker) as pool:
+        for task, rows in zip(tasks, pool.map(grade, tasks, chunksize=2), strict=True):
+            tally = tallies[(task.style, task.scene, task.path)]
+            tally.images += 1
+            verdicts = [verdict(o, t) for _, o, t in rows]
+            tally.exact += all(v == "right" for v in verdicts)
+            for (key, outcome, truth), v in zip(rows, verdicts, strict=True):
+                tally.counts[v] += 1
+                if v == "wrong":
+                    tally.wrong.append(f"[{task.path}] {key}: said {outcome}, truth {truth}")
+    table = print_table(tallies)
+    print(f"\n{len(tasks)} gradings in {time.perf_counter() - started:.0f} s")
     if args.show_wrong:
-        print("\n".join(wrong))
+        for tally in tallies.values():
+            print("\n".join(tally.wrong))
     if args.json:
-        print(json.dumps({f"{s}/{lv}": _shares(c) for (s, lv), c in table.items()}, indent=2))
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(table, fh, indent=1)
 
 
-def _shares(counts: collections.Counter[str]) -> dict[str, float]:
-    n = sum(counts.values()) or 1
-    return {k: round(counts[k] / n, 4) for k in ("right", "wrong", "withheld", "error")}
-
-
-def _line(scene: str, level: str, counts: collections.Counter[str]) -> str:
-    shares = _shares(counts)
-    return (
-        f"{scene:<10}{level:<11}{sum(counts.values()):>10}"
-        + "".join(f"{shares[k]:>9.2%}" for k in ("right", "wrong"))
-        + f"{shares['withheld']:>10.2%}{shares['error']:>8.2%}"
+def print_table(tallies: dict[tuple[str, str, str], Tally]) -> list[dict[str, Any]]:
+    header = (
+        f"{'style':<6}{'scene':<9}{'proposer':<32}{'images':>7}{'decis.':>7}{'right':>7}"
+        f"{'wrong':>7}{'withh.':>7}{'error':>7}{'wrong/dec':>10}{'exact':>8}"
     )
+    table = []
+    for style in STYLES:
+        rows = sorted((k, t) for k, t in tallies.items() if k[0] == style)
+        if not rows:
+            continue
+        label = "in-style" if style == "in" else "out-of-style"
+        print(f"\n{label}\n{header}")
+        for (_, scene, path), t in rows:
+            c = t.counts
+            decided = c["right"] + c["wrong"]
+            share = c["wrong"] / decided if decided else 0.0
+            exact = t.exact / t.images if t.images else 0.0
+            print(
+                f"{style:<6}{scene:<9}{path:<32}{t.images:>7}{sum(c.values()):>7}"
+                + "".join(f"{c[b]:>7}" for b in BUCKETS)
+                + f"{share:>10.1%}{exact:>8.0%}",
+                flush=True,
+            )
+            table.append({"style": style, "scene": scene, "path": path, "images": t.images,
+                          **{b: c[b] for b in BUCKETS}, "wrong_share_of_decided": round(share, 4),
+                          "exact_images": round(exact, 4)})  # fmt: skip
+    return table
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(main())

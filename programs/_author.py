@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundeval.judges import JudgeCall, JudgeError
-from groundeval.judges._parse import load_json
+from groundeval.judges import JudgeCall, JudgeError, load_json
 from groundeval.programs._catalogue import catalogue_text
 from groundeval.programs._model import ID_PATTERN, Program, Provenance
 from groundeval.state import Usage

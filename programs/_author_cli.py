@@ -53,7 +53,7 @@ author_app = typer.Typer(
 def write_outcomes(out: Path, outcomes: list[Outcome], kept: list[Program]) -> dict[str, Any]:
     """Write programs.jsonl (valid drafts only, re-validated), failed.jsonl and summary.json."""
     from groundeval.programs._loaders import dump_programs_jsonl, load_programs
-    from groundeval.state._store import atomic_write
+    from groundeval.state import atomic_write
 
     out.mkdir(parents=True, exist_ok=True)
     programs = [*kept, *(o.program for o in outcomes if o.program is not None)]
@@ -153,7 +153,7 @@ def draft(
     ] = None,
 ) -> None:
     """Draft one program per prompt; only drafts that validate reach programs.jsonl."""
-    from groundeval.grounding._command import parse_params
+    from groundeval.grounding import parse_params
     from groundeval.judges import build_judge
     from groundeval.programs._plugins import load_plugins
     from groundeval.programs._run import progress_printer

@@ -251,7 +251,7 @@ def apply_decisions(folder: Path, decisions: Path) -> ApplyReport:
     atomically and must still validate.
     """
     from groundeval.programs._loaders import dump_programs_jsonl, load_programs
-    from groundeval.state._store import atomic_write
+    from groundeval.state import atomic_write
 
     folder = Path(folder)
     programs = _programs(folder)

@@ -59,11 +59,11 @@ def _json_safe(value: Any) -> Any:
 
 def proposer_entries() -> list[dict[str, Any]]:
     """Every registered proposer: name, what it is for, parameters with defaults, what it fills."""
-    from groundeval.grounding import _protocol
+    from groundeval.grounding import PROPOSERS
 
     entries = []
-    for name in _protocol.proposer_names():
-        factory = _protocol._PROPOSERS[name]
+    for name in PROPOSERS.names():
+        factory = PROPOSERS[name]
         defaults = getattr(factory, "defaults", None)
         fills = getattr(factory, "fills", None) or BUILTIN_FILLS.get(name)
         entry: dict[str, Any] = {"name": name, "about": _first_line(factory)}
@@ -78,12 +78,9 @@ def proposer_entries() -> list[dict[str, Any]]:
 
 def verifier_entries() -> list[dict[str, Any]]:
     """Every registered verifier with what it is for."""
-    from groundeval.grounding import _protocol
+    from groundeval.grounding import VERIFIERS
 
-    return [
-        {"name": name, "about": _first_line(_protocol._VERIFIERS[name])}
-        for name in _protocol.verifier_names()
-    ]
+    return [{"name": name, "about": _first_line(VERIFIERS[name])} for name in VERIFIERS.names()]
 
 
 def _annotation(param: inspect.Parameter) -> str:

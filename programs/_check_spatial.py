@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.grounding._geometry import Box, Line, intersects, overlap_area
-from groundeval.grounding._geometry import iou as geometry_iou
+from groundeval.grounding import Box, Line, intersects, overlap_area
+from groundeval.grounding import iou as geometry_iou
 from groundeval.programs._check_library import (
     Result,
     Views,

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from groundeval.programs._expr_static import parse_expression
-from groundeval.programs._expressions import StatesView, evaluate_expression
+from groundeval.programs._expressions import StatesView, ViewCache, evaluate_expression
 from groundeval.programs._model import NamedCheck
 from groundeval.programs._plugins import load_plugin
-from groundeval.programs._views import CheckError, ElementView, views_of
+from groundeval.programs._views import CheckError, ElementView
 from groundeval.state import CheckTrace, Registry, StateFile, origin_of
 
 CheckFn = Callable[..., tuple[float, str]]
@@ -167,6 +167,7 @@ def run_check(
     state: StateFile | None,
     *,
     extra_states: Mapping[str, StateFile] | None = None,
+    views: ViewCache | None = None,
 ) -> CheckTrace:
     """Run one check over a grounding state (``None``: no elements, size unknown).
 
@@ -177,8 +178,10 @@ def run_check(
     Raises:
         CheckError: the check cannot be evaluated; the runner records ``error``.
     """
-    elements = views_of(state.elements) if state is not None else []
-    states = StatesView({k: views_of(s.elements) for k, s in (extra_states or {}).items()})
+    views = views or ViewCache()  # a caller checking one item many times passes its own
+    elements = views.of(state.elements) if state is not None else []
+    extra = {k: s.elements for k, s in (extra_states or {}).items()}
+    states = StatesView.of_elements(extra, views)
     if isinstance(check, str):
         width, height = state.image_size_wh if state is not None else (None, None)
         names = {

@@ -9,9 +9,15 @@ from typing import Annotated
 
 import typer
 
+from groundeval.state import Registry, RegistryError
+
+BENCHMARKS: Registry[typer.Typer] = Registry("benchmark", group="groundeval.benchmarks")
+"""Benchmark command groups (``groundeval bizgeneval ...``): the built-ins and every
+installed package's ``groundeval.benchmarks`` entry point naming a ``typer.Typer``."""
+
 
 def mount(app: typer.Typer) -> None:
-    """Add the ground/demo commands and the benchmark sub-apps."""
+    """Add the ground/demo commands and the benchmark sub-apps (built-in and installed)."""
     from groundeval.state.report._cli import report_command
 
     app.command("ground")(ground)
@@ -20,15 +26,30 @@ def mount(app: typer.Typer) -> None:
     try:
         bench = importlib.import_module("groundeval.benchmarks.cli")
     except ImportError:
-        return
+        bench = None
     for name in ("bizgeneval_app", "dsg_app", "ueval_app"):
         sub = getattr(bench, name, None)
         if sub is not None:
-            app.add_typer(sub, name=name.removesuffix("_app"))
+            BENCHMARKS.register(name.removesuffix("_app"), origin=f"{bench.__name__}:{name}")(sub)
     for name in ("agree_command", "leaderboard_command", "compare_command"):
         command = getattr(bench, name, None)
         if command is not None:
             app.command(name.removesuffix("_command"))(command)
+    try:
+        names = BENCHMARKS.names()
+    except RegistryError as exc:  # a broken benchmark package must not take every command down
+        typer.echo(f"warning: benchmark commands not loaded: {exc}", err=True)
+        names = BENCHMARKS.names()  # what loaded before the broken one
+    for name in names:
+        sub = BENCHMARKS[name]
+        if not isinstance(sub, typer.Typer):
+            typer.echo(
+                f"warning: benchmark {name!r} ({BENCHMARKS.origin(name)}) is not a typer.Typer; "
+                "not mounted",
+                err=True,
+            )
+            continue
+        app.add_typer(sub, name=name)
 
 
 def ground(
@@ -41,14 +62,29 @@ def ground(
         list[str] | None, typer.Option(help="k=v proposer parameter (repeatable).")
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Folder for the overlay and state file.")] = None,
-    verifier: Annotated[str, typer.Option(help="offline | judge")] = "offline",
+    verifier: Annotated[
+        str, typer.Option(help="Registered verifier: offline, judge or a plugin's.")
+    ] = "offline",
     budget: Annotated[int, typer.Option(min=1)] = 1,
+    plugins: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--plugins",
+            "--checks",
+            help="Python file registering proposers or verifiers to try (repeatable; "
+            "--checks is an alias).",
+        ),
+    ] = None,
 ) -> None:
-    """Run one grounding on one image and print its elements as JSON."""
-    from groundeval.grounding._command import ground_image, parse_params
-    from groundeval.grounding._images import ImageError
+    """Run one grounding on one image and print its elements as JSON.
+
+    Exits 1 when the grounding ends with status ``error`` (the reason is printed).
+    """
+    from groundeval.grounding import ImageError, ground_image, parse_params
+    from groundeval.programs._plugins import load_plugins
 
     try:
+        load_plugins(plugins)
         found = ground_image(
             image,
             helper=helper,
@@ -62,6 +98,9 @@ def ground(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(json.dumps(found, indent=2))
+    if found["status"] == "error":
+        typer.echo(f"error: the grounding failed: {found['reason']}", err=True)
+        raise typer.Exit(1)
 
 
 def demo(

@@ -30,7 +30,11 @@ MAX_INT_BITS = 10_000
 MAX_LITERAL = 1000
 """Longest string literal and most items in a list/tuple/set literal."""
 MAX_GENERATORS = 3
+MAX_ITERATIONS = 10_000
+"""Most comprehension steps one evaluation may take, all comprehensions together."""
 DEADLINE_S = 1.0
+"""Wall-clock bound of one evaluation, checked at its start, at every comprehension step
+and whenever it builds a sequence."""
 
 NAMES: tuple[str, ...] = ("elements", "image_w", "image_h", "state_status", "states")
 

@@ -6,8 +6,12 @@ layers keep it so:
 
 1. a static walk of the Python AST, before anything runs, which accepts only a
    whitelist (see :func:`parse_expression`);
-2. evaluation by ``simpleeval`` with bounded operators, attribute access only on
-   element views, a comprehension-length cap and a wall-clock deadline.
+2. compilation of the validated tree (once per text, cached) into a Python code
+   object in which every bounded operation is a call to a helper: ``+``/``*``
+   charge a build budget, ``**``/``%`` are bounded, comparisons check kinds,
+   attributes are read only from element views, every comprehension step is
+   counted (at most 10,000 per evaluation) and checks a wall-clock deadline.
+   The code runs with empty builtins and sees only the names and the helpers.
 
 Names: ``elements`` (the state's elements), ``image_w``, ``image_h``,
 ``state_status`` and ``states`` (``states["h1"]``: another question's elements,
@@ -29,24 +33,21 @@ from __future__ import annotations
 
 import ast
 import math
-import threading
+import operator
 import time
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from simpleeval import DEFAULT_OPERATORS, EvalWithCompoundTypes, InvalidExpression
-
 from groundeval.programs._expr_static import (
-    BINARY_OPS,
-    COMPARE_OPS,
     DEADLINE_S,
     MAX_BUILT,
     MAX_EXPONENT,
     MAX_INT_BITS,
+    MAX_ITERATIONS,
     MAX_SEQUENCE,
-    UNARY_OPS,
     comparable,
     parse_expression,
 )
@@ -61,7 +62,9 @@ from groundeval.programs._views import (
     iou,
     left_of,
     normalize_text,
+    views_of,
 )
+from groundeval.state import Element
 
 
 def _count(values: Iterable[Any]) -> int:
@@ -182,8 +185,17 @@ def _mismatch(op: ast.cmpop, a: Any, b: Any, ka: str, kb: str) -> TypeMismatch:
 
 def _comparison(op: ast.cmpop, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``fn`` refusing kinds that cannot meet; a list and a tuple compare as sequences."""
+    scalars = {bool: "bool", int: "number", float: "number", str: "str"}
+    fine = frozenset(
+        (ta, tb)
+        for ta, ka in scalars.items()
+        for tb, kb in scalars.items()
+        if comparable(ka, kb, op)
+    )  # the common case, decided by exact types alone
 
     def compare(a: Any, b: Any) -> Any:
+        if (type(a), type(b)) in fine:
+            return fn(a, b)
         ka, kb = _kind(a), _kind(b)
         if ka is not None and kb is not None:
             if not comparable(ka, kb, op):
@@ -216,14 +228,19 @@ def _membership(op: ast.cmpop, negate: bool) -> Callable[[Any, Any], bool]:
     return member
 
 
-_OPERATORS: dict[type, Callable[..., Any]] = {
-    op: fn for op, fn in DEFAULT_OPERATORS.items() if op in (*BINARY_OPS, *UNARY_OPS, *COMPARE_OPS)
+_COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Eq: _comparison(ast.Eq(), operator.eq),
+    ast.NotEq: _comparison(ast.NotEq(), operator.ne),
+    ast.Lt: _comparison(ast.Lt(), operator.lt),
+    ast.LtE: _comparison(ast.LtE(), operator.le),
+    ast.Gt: _comparison(ast.Gt(), operator.gt),
+    ast.GtE: _comparison(ast.GtE(), operator.ge),
+    ast.In: _membership(ast.In(), negate=False),
+    ast.NotIn: _membership(ast.NotIn(), negate=True),
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
 }
-_OPERATORS.update({ast.Pow: _limited_pow, ast.Mod: _numeric_mod})
-for _op in (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE):
-    _OPERATORS[_op] = _comparison(_op(), _OPERATORS[_op])
-_OPERATORS[ast.In] = _membership(ast.In(), negate=False)
-_OPERATORS[ast.NotIn] = _membership(ast.NotIn(), negate=True)
+"""Every comparison the language has, with the kind checks (``3 == "3"`` raises)."""
 
 
 def _size(value: Any, cap: int) -> int:
@@ -239,18 +256,60 @@ def _size(value: Any, cap: int) -> int:
     return total
 
 
-class _Budget:
-    """Items an evaluation may build by repetition and concatenation, in total."""
+class _NotEvaluable(Exception):
+    """Evaluation stopped by the language's rules (unknown name, too many iterations)."""
 
-    def __init__(self, limit: int = MAX_BUILT) -> None:
-        self.left = limit
+
+class _Run:
+    """The bounds of one evaluation: build budget, iteration count, deadline, traced values.
+
+    Compiled code reaches it as ``_ge_run``; user text cannot name it (names
+    starting with ``_`` are rejected statically).
+    """
+
+    __slots__ = ("count", "deadline", "deadline_s", "left", "seen")
+
+    def __init__(self, deadline_s: float) -> None:
+        self.left = MAX_BUILT
+        self.count = 0
+        self.deadline_s = deadline_s
+        self.deadline = time.monotonic() + deadline_s
+        self.seen: dict[int, Any] = {}
+        self.tick()
+
+    def tick(self) -> None:
+        """Raise once the evaluation has run past its deadline."""
+        if time.monotonic() > self.deadline:
+            raise CheckError(f"evaluation took longer than {self.deadline_s:g} s")
+
+    def loop(self, iterable: Any) -> Iterator[Any]:
+        """Iterate for a comprehension: at most MAX_ITERATIONS steps per evaluation, in total.
+
+        The deadline is checked at every step, so no comprehension outlives it.
+        """
+        monotonic, deadline = time.monotonic, self.deadline
+        for item in iterable:
+            self.count += 1
+            if self.count > MAX_ITERATIONS:
+                raise _NotEvaluable("Comprehension generates too many elements")
+            if monotonic() > deadline:
+                raise CheckError(f"evaluation took longer than {self.deadline_s:g} s")
+            yield item
+
+    def watch(self, index: int, value: Any) -> Any:
+        """Record a top-level operand's value for the trace."""
+        self.seen[index] = value
+        return value
 
     def spend(self, n: int) -> None:
+        """Charge ``n`` built items to the evaluation's budget."""
         self.left -= n
         if n > MAX_SEQUENCE or self.left < 0:
             raise CheckError(f"the expression builds more than {MAX_SEQUENCE} items")
+        self.tick()
 
     def mult(self, a: Any, b: Any) -> Any:
+        """``a * b`` with bounded integers and bounded repetition."""
         if _is_number(a) and _is_number(b):
             if isinstance(a, int) and isinstance(b, int):
                 if abs(a).bit_length() + abs(b).bit_length() > MAX_INT_BITS:
@@ -262,9 +321,52 @@ class _Budget:
         return a * b
 
     def add(self, a: Any, b: Any) -> Any:
+        """``a + b`` with concatenation charged to the budget."""
         if hasattr(a, "__len__") and hasattr(b, "__len__"):
             self.spend(_size(a, MAX_SEQUENCE) + _size(b, MAX_SEQUENCE))
         return a + b
+
+
+def _attribute(base: Any, name: str, source: str) -> Any:
+    """``base.name``: only an element's fields and geometry, never a Python attribute."""
+    if not isinstance(base, ElementView):
+        raise CheckError(
+            f"'{source}': attributes can only be read from an element, "
+            f"not from {type(base).__name__}"
+        )
+    return base.value(name)
+
+
+def _chain(left: Any, *steps: tuple[Callable[[Any, Any], Any], Callable[[], Any]]) -> Any:
+    """``a < b < c``: each operand evaluated once, in order, stopping at the first false."""
+    result: Any = True
+    right = left
+    for compare, operand in steps:
+        if not result:
+            break
+        before, right = right, operand()
+        result = compare(before, right)
+    return result
+
+
+class ViewCache:
+    """Element views built once and shared by the checks of one item.
+
+    Views are read-only (their geometry is computed once, the same every time),
+    so every check over the same state may read the same views. Keyed by the
+    identity of the elements list, which the cache keeps alive; hold one only
+    while the states it has seen are not changed (one item's rescore).
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[int, tuple[list[Element], list[ElementView]]] = {}
+
+    def of(self, elements: list[Element]) -> list[ElementView]:
+        """The views of ``elements``, built on the first request."""
+        found = self._built.get(id(elements))
+        if found is None or found[0] is not elements:
+            found = self._built[id(elements)] = (elements, views_of(elements))
+        return found[1]
 
 
 class StatesView(Mapping[str, list[ElementView]]):
@@ -272,9 +374,24 @@ class StatesView(Mapping[str, list[ElementView]]):
 
     def __init__(self, states: Mapping[str, list[ElementView]]) -> None:
         self._states = dict(states)
+        self._pending: dict[str, list[Element]] = {}
+        self._cache = ViewCache()
+
+    @classmethod
+    def of_elements(
+        cls, states: Mapping[str, list[Element]], cache: ViewCache | None = None
+    ) -> StatesView:
+        """Views built on first use (most checks never read ``states``), from ``cache``."""
+        view = cls({})
+        view._pending = dict(states)
+        view._states = {key: [] for key in states}
+        view._cache = cache or ViewCache()
+        return view
 
     def __getitem__(self, key: str) -> list[ElementView]:
         try:
+            if key in self._pending:
+                self._states[key] = self._cache.of(self._pending.pop(key))
             return self._states[key]
         except (KeyError, TypeError):
             have = ", ".join(sorted(self._states)) or "none"
@@ -289,61 +406,173 @@ class StatesView(Mapping[str, list[ElementView]]):
         return len(self._states)
 
 
-_LOCAL = threading.local()
+# --------------------------------------------------------------------------- compilation
+
+_RUN = "_ge_run"
+_GLOBALS: dict[str, Any] = {
+    "__builtins__": {},  # nothing of Python's is reachable, not even by accident
+    "_ge_attr": _attribute,
+    "_ge_chain": _chain,
+    "_ge_pow": _limited_pow,
+    "_ge_mod": _numeric_mod,
+    **{f"_ge_cmp_{op.__name__}": fn for op, fn in _COMPARISONS.items()},
+    **{f"_ge_f_{name}": fn for name, fn in FUNCTIONS.items()},
+}
+"""What compiled code sees besides the names: every helper under a ``_ge_`` name."""
 
 
-class _Evaluator(EvalWithCompoundTypes):  # type: ignore[misc]
-    """simpleeval with element-only attributes, bounded operators and a deadline."""
+def _load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
 
-    def __init__(self) -> None:
-        super().__init__(operators=dict(_OPERATORS), functions=dict(FUNCTIONS), names={})
-        self.functions = dict(FUNCTIONS)  # drop list/tuple/dict/set added by the base class
-        self.functions["set"] = set
-        self._deadline = 0.0
-        self._deadline_s = 0.0
-        self._watch: set[int] = set()
-        self.seen: dict[int, Any] = {}
 
-    @classmethod
-    def for_thread(cls, names: dict[str, Any], watch: set[int], deadline_s: float) -> _Evaluator:
-        """This thread's evaluator, reset for one evaluation (building one costs ~40 µs)."""
-        evaluator: _Evaluator | None = getattr(_LOCAL, "evaluator", None)
-        if evaluator is None:
-            evaluator = _LOCAL.evaluator = cls()
-        budget = _Budget()
-        evaluator.operators = {**_OPERATORS, ast.Mult: budget.mult, ast.Add: budget.add}
-        evaluator.names = names
-        evaluator._deadline = time.monotonic() + deadline_s
-        evaluator._deadline_s = deadline_s
-        evaluator._watch = watch
-        evaluator.seen = {}
-        return evaluator
+def _helper(name: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=_load(name), args=list(args), keywords=[])
 
-    def _eval(self, node: ast.AST) -> Any:
-        if time.monotonic() > self._deadline:
-            raise CheckError(f"evaluation took longer than {self._deadline_s:g} s")
-        value = super()._eval(node)
-        if id(node) in self._watch:
-            self.seen[id(node)] = value
-        return value
 
-    def _check_disallowed_items(self, item: Any) -> None:
-        """Shallow: nothing reachable returns a module or a function, so no deep walk.
+def _run_method(name: str, *args: ast.expr) -> ast.Call:
+    method = ast.Attribute(value=_load(_RUN), attr=name, ctx=ast.Load())
+    return ast.Call(func=method, args=list(args), keywords=[])
 
-        simpleeval's own check walks nested containers item by item, which a
-        repeated nested list turns into minutes of work.
-        """
-        if isinstance(item, types.ModuleType) or callable(item):
-            raise CheckError(f"the expression produced a {type(item).__name__}, not a value")
 
-    def _eval_attribute(self, node: ast.Attribute) -> Any:
-        base = self._eval(node.value)
-        if not isinstance(base, ElementView):
-            raise CheckError(
-                f"'{ast.unparse(node)}': attributes can only be read from an element, "
-                f"not from {type(base).__name__}"
+def _thunk(body: ast.expr) -> ast.Lambda:
+    none = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.Lambda(args=none, body=body)
+
+
+def _target(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Name):
+        return ast.Name(id=node.id, ctx=ast.Store())
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple(elts=[_target(e) for e in node.elts], ctx=ast.Store())
+    raise CheckError(f"loop target '{ast.unparse(node)}' must be a name")
+
+
+class _Emitter:
+    """Rewrites a validated tree so every bounded operation goes through a helper.
+
+    Additions and products go through the run's budget, ``**`` and ``%`` through
+    their bounded versions, comparisons through the kind checks, attributes
+    through :func:`_attribute`, and every comprehension iterates through
+    :meth:`_Run.loop` (eagerly, as a list, as the language always has). Names
+    stay names: the element fields, ``elements`` and the rest are globals of
+    the evaluation.
+    """
+
+    def __init__(self, watch: dict[int, int]) -> None:
+        self.watch = watch
+
+    def emit(self, node: ast.expr) -> ast.expr:
+        out = self._emit(node)
+        index = self.watch.get(id(node))
+        if index is not None:
+            out = _run_method("watch", ast.Constant(index), out)
+        return out
+
+    def _emit(self, node: ast.expr) -> ast.expr:
+        emit = self.emit
+        if isinstance(node, ast.Constant):
+            return ast.Constant(node.value)
+        if isinstance(node, ast.Name):
+            return _load(node.id)
+        if isinstance(node, ast.BoolOp):
+            return ast.BoolOp(op=node.op, values=[emit(v) for v in node.values])
+        if isinstance(node, ast.UnaryOp):
+            return ast.UnaryOp(op=node.op, operand=emit(node.operand))
+        if isinstance(node, ast.BinOp):
+            left, right = emit(node.left), emit(node.right)
+            if isinstance(node.op, ast.Add):
+                return _run_method("add", left, right)
+            if isinstance(node.op, ast.Mult):
+                return _run_method("mult", left, right)
+            if isinstance(node.op, ast.Pow):
+                return _helper("_ge_pow", left, right)
+            if isinstance(node.op, ast.Mod):
+                return _helper("_ge_mod", left, right)
+            return ast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, ast.Compare):
+            return self._compare(node)
+        if isinstance(node, ast.IfExp):
+            return ast.IfExp(test=emit(node.test), body=emit(node.body), orelse=emit(node.orelse))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            keywords = [ast.keyword(arg=k.arg, value=emit(k.value)) for k in node.keywords]
+            args = [emit(a) for a in node.args]
+            return ast.Call(func=_load(f"_ge_f_{node.func.id}"), args=args, keywords=keywords)
+        if isinstance(node, ast.Attribute):
+            source = ast.Constant(ast.unparse(node))
+            return _helper("_ge_attr", emit(node.value), ast.Constant(node.attr), source)
+        if isinstance(node, ast.Subscript):
+            return ast.Subscript(value=emit(node.value), slice=emit(node.slice), ctx=ast.Load())
+        if isinstance(node, ast.Slice):
+            lower, upper, step = (
+                None if n is None else emit(n) for n in (node.lower, node.upper, node.step)
             )
-        return base.value(node.attr)
+            return ast.Slice(lower=lower, upper=upper, step=step)
+        if isinstance(node, ast.List | ast.Tuple):
+            return type(node)(elts=[emit(e) for e in node.elts], ctx=ast.Load())
+        if isinstance(node, ast.Set):
+            return ast.Set(elts=[emit(e) for e in node.elts])
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            generators = [
+                ast.comprehension(
+                    target=_target(g.target),
+                    iter=_run_method("loop", emit(g.iter)),
+                    ifs=[emit(c) for c in g.ifs],
+                    is_async=0,
+                )
+                for g in node.generators
+            ]
+            return ast.ListComp(elt=emit(node.elt), generators=generators)
+        raise CheckError(f"{type(node).__name__} cannot be compiled")  # the whitelist forbids it
+
+    def _compare(self, node: ast.Compare) -> ast.expr:
+        left = self.emit(node.left)
+        compares = [_load(f"_ge_cmp_{type(op).__name__}") for op in node.ops]
+        if len(node.ops) == 1:
+            return ast.Call(
+                func=compares[0], args=[left, self.emit(node.comparators[0])], keywords=[]
+            )
+        steps = [
+            ast.Tuple(elts=[fn, _thunk(self.emit(c))], ctx=ast.Load())
+            for fn, c in zip(compares, node.comparators, strict=True)
+        ]
+        return _helper("_ge_chain", left, *steps)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    code: types.CodeType
+    labels: tuple[str, ...]
+    """Source text of each traced operand, by watch index."""
+    helpers: dict[str, Any]
+    """The part of :data:`_GLOBALS` the code uses (a smaller scope to build per call)."""
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """Every name a code object and the code nested in it (comprehensions) look up."""
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _code_names(const)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _compiled(text: str) -> _Compiled:
+    """Validate once, then compile to a code object over the whitelisted names (cached)."""
+    return _compile_validated(text, parse_expression(text))
+
+
+def _compile_validated(text: str, tree: ast.Expression) -> _Compiled:
+    """Compile a tree :func:`parse_expression` accepted (nothing else ever reaches here)."""
+    watch = _watched(tree)
+    source = text.strip()
+    labels = tuple(ast.get_source_segment(source, n) or ast.unparse(n) for n in watch)
+    body = _Emitter({id(n): i for i, n in enumerate(watch)}).emit(tree.body)
+    module = ast.fix_missing_locations(ast.Expression(body=body))
+    code = compile(module, "<check>", "eval")
+    used = _code_names(code)
+    helpers = {k: v for k, v in _GLOBALS.items() if k in used or k == "__builtins__"}
+    return _Compiled(code, labels, helpers)
 
 
 def _watched(node: ast.AST) -> list[ast.AST]:
@@ -390,14 +619,6 @@ def verdict_word(score: float) -> str:
     return f"partial {score:.2f}"
 
 
-@lru_cache(maxsize=512)
-def _watch_labels(text: str) -> tuple[list[ast.AST], list[str]]:
-    """The operands a trace shows and their source text (the parsed tree is cached too)."""
-    watch = _watched(parse_expression(text))
-    source = text.strip()
-    return watch, [ast.get_source_segment(source, n) or ast.unparse(n) for n in watch]
-
-
 def evaluate_expression(
     text: str,
     names: dict[str, Any],
@@ -406,30 +627,35 @@ def evaluate_expression(
 ) -> tuple[float, str]:
     """Validate, then evaluate an expression over ``names``; returns (score, trace).
 
+    The text is validated and compiled once (cached by text); each call runs the
+    code object with fresh bounds (:class:`_Run`).
+
     Raises:
         CheckError: rejected statically, or failed while evaluating.
     """
-    tree = parse_expression(text)
-    watch, labels = _watch_labels(text)
-    evaluator = _Evaluator.for_thread(names, {id(n) for n in watch}, deadline_s)
+    compiled = _compiled(text)
+    run = _Run(deadline_s)
+    scope = {**names, **compiled.helpers, _RUN: run}
     try:
-        value = evaluator.eval(text, previously_parsed=tree.body)
+        value = eval(compiled.code, scope)  # whitelisted text, compiled by _Emitter
     except TypeMismatch as exc:
         raise CheckError(f"check {text!r}: {exc}") from None
     except CheckError:
         raise
-    except InvalidExpression as exc:
+    except _NotEvaluable as exc:
         raise CheckError(f"check {text!r} could not be evaluated: {exc}") from None
+    except NameError as exc:  # a name the caller did not provide (e.g. no ``states``)
+        raise CheckError(
+            f"check {text!r} could not be evaluated: "
+            f"'{exc.name}' is not defined for expression '{text}'"
+        ) from None
     except (ArithmeticError, TypeError, ValueError, LookupError, RecursionError) as exc:
         raise CheckError(
             f"check {text!r} could not be evaluated: {type(exc).__name__}: {exc}"
         ) from None
     score = score_of(value, text)
-    shown = [
-        f"{label}={_short(evaluator.seen[id(n)])}"
-        for n, label in zip(watch, labels, strict=True)
-        if id(n) in evaluator.seen
-    ]
+    seen = run.seen
+    shown = [f"{label}={_short(seen[i])}" for i, label in enumerate(compiled.labels) if i in seen]
     elements = names.get("elements")
     if isinstance(elements, list) and "elements" in text:
         shown.insert(0, f"elements: {len(elements)} ({describe_ids(elements)})")

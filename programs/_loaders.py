@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from groundeval.grounding import proposer_names, verifier_names
+from groundeval.programs._checks import validate_check
 from groundeval.programs._model import Program
 
 MAX_PROGRAM_FILE_BYTES = 64 * 1024 * 1024
@@ -222,9 +224,6 @@ def _yaml_line(node: yaml.Node, loc: list[Any]) -> int:
 
 
 def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]:
-    from groundeval.grounding._protocol import proposer_names, verifier_names
-    from groundeval.programs._checks import validate_check
-
     issues: list[ProgramIssue] = []
     proposers, verifiers = set(proposer_names()), set(verifier_names())
     for section in ("gates", "hard"):

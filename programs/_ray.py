@@ -33,10 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundeval.judges._protocol import Judge
+from groundeval.judges import Judge
 from groundeval.programs._runner import ItemInput, grade_item
-from groundeval.state._records import ItemResult, ItemUsage
-from groundeval.state._store import RunStore
+from groundeval.state import ItemResult, ItemUsage, RunStore
 
 INSTALL_HINT = "the ray executor needs Ray: pip install 'groundeval[ray]'"
 
@@ -118,7 +117,8 @@ class RayExecutor:
         max_retries: times a task is retried after its worker died.
         max_in_flight: tasks submitted at once (default: twice the cluster's CPUs).
         imports: modules every worker imports first (custom proposers, verifiers).
-        checks: ``--checks`` files every worker loads (named checks).
+        checks: ``--plugins`` files (alias ``--checks``) every worker loads before it
+            builds the judge: proposers, checks, protocols and judge backends.
         init_kwargs: extra ``ray.init`` arguments (``num_cpus``, ``runtime_env``).
         shutdown: stop the Ray instance afterwards if this executor started it.
     """
@@ -267,10 +267,9 @@ class RayExecutor:
 def _proposer_gpus(name: str, overrides: Mapping[str, float]) -> float:
     if name in overrides:
         return float(overrides[name])
-    from groundeval.grounding import _protocol as proto
+    from groundeval.grounding import PROPOSERS
 
-    proto.proposer_names()  # registers the built-ins
-    factory = proto._PROPOSERS.get(name)
+    factory = PROPOSERS.get(name)  # built-ins, entry points and loaded plugins
     return float(getattr(factory, "num_gpus", 0.0) or 0.0)
 
 
@@ -336,7 +335,7 @@ def _grade_on_worker(job: _Job, chunk: list[ItemInput]) -> list[tuple[ItemResult
 
 
 def _setup(job: _Job) -> None:
-    """Import the user's modules and check files once per worker process."""
+    """Import the user's modules and plugin files once per worker process."""
     key = (job.imports, job.checks)
     if key in _WORKER.setups:
         return
@@ -354,7 +353,7 @@ def _setup(job: _Job) -> None:
         try:
             load_check_module(Path(path))
         except ValueError as exc:
-            raise WorkerSetupError(f"a Ray worker could not load checks: {exc}") from exc
+            raise WorkerSetupError(f"a Ray worker could not load a plugin: {exc}") from exc
     _WORKER.setups.add(key)
 
 

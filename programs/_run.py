@@ -12,14 +12,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from groundeval.judges._protocol import Judge
+from groundeval.judges import Judge
 from groundeval.programs._loaders import dump_programs_jsonl
 from groundeval.programs._model import Program, check_id
 from groundeval.programs._runner import ItemInput, grade_item
+from groundeval.programs.intervals import add_intervals, interval_config
 from groundeval.programs.scoring import get_protocol
-from groundeval.state._records import ItemResult, ItemUsage, StateFile, Usage
-from groundeval.state._store import RunStore, RunStoreError, iter_jsonl, shard_of
-from groundeval.state._version import toolkit_version
+from groundeval.state import (
+    ItemResult,
+    ItemUsage,
+    RunStore,
+    RunStoreError,
+    StateFile,
+    Usage,
+    iter_jsonl,
+    shard_of,
+    toolkit_version,
+)
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 
@@ -326,8 +335,6 @@ def write_summary(
     against the truth) are carried over; with ``changed`` (a rescore that changed
     grades) they are listed under ``not_recomputed``, since they describe the old grades.
     """
-    from groundeval.benchmarks._intervals import add_intervals, interval_config
-
     by_protocol: dict[str, list[ItemResult]] = {}
     for r in results:
         by_protocol.setdefault(r.scoring, []).append(r)

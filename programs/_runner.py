@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from groundeval.grounding._images import ImageError, LoadedImage, load_image
-from groundeval.grounding._loop import GroundingTarget, run_grounding
-from groundeval.judges._account import Account
-from groundeval.judges._protocol import Judge, QuestionRef
-from groundeval.judges._questions import ask_questions
+from groundeval.grounding import GroundingTarget, ImageError, LoadedImage, load_image, run_grounding
+from groundeval.judges import Account, Judge, QuestionRef, ask_questions
 from groundeval.programs._checks import CheckError, run_check
+from groundeval.programs._expressions import ViewCache
 from groundeval.programs._model import Program, Question, dependency_order
 from groundeval.programs.scoring import get_protocol
 from groundeval.state import (
@@ -33,8 +31,8 @@ from groundeval.state import (
     Provenance,
     StateFile,
     Usage,
+    toolkit_version,
 )
-from groundeval.state._version import toolkit_version
 
 Kind = Literal["gate", "hard"]
 
@@ -264,7 +262,12 @@ async def _decide_grounded(ctx: _ItemContext, q: Question, kind: Kind) -> Decisi
 
 
 def decide_by_check(
-    q: Question, kind: Kind, state: StateFile, path: str | None, states: dict[str, StateFile]
+    q: Question,
+    kind: Kind,
+    state: StateFile,
+    path: str | None,
+    states: dict[str, StateFile],
+    views: ViewCache | None = None,
 ) -> Decision:
     """A grounded question's decision from its state (the runner's and rescore's one rule).
 
@@ -283,7 +286,7 @@ def decide_by_check(
         )
     assert q.check is not None
     try:
-        trace = run_check(q.check, state, extra_states=states)
+        trace = run_check(q.check, state, extra_states=states, views=views)
     except CheckError as exc:
         return Decision(
             question_id=q.id,

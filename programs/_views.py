@@ -13,16 +13,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from groundeval.grounding._geometry import (
-    Geometry,
-    Line,
-    bounds_xyxy,
-    distance,
-    first_hit,
-    geometry_of,
-)
-from groundeval.grounding._geometry import inside as _inside
-from groundeval.grounding._geometry import iou as _iou
+from groundeval.grounding import Geometry, Line, bounds_xyxy, distance, first_hit, geometry_of
+from groundeval.grounding import inside as _inside
+from groundeval.grounding import iou as _iou
 from groundeval.state import Element
 
 GEOMETRY_NAMES: tuple[str, ...] = (

@@ -23,11 +23,21 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _load_checks(checks: list[Path] | None) -> None:
-    from groundeval.programs._checks import load_check_module
+PLUGINS_HELP = (
+    "Python file registering proposers, verifiers, checks, scoring protocols or judge "
+    "backends (repeatable; --checks is an alias)."
+)
+Plugins = Annotated[list[Path] | None, typer.Option("--plugins", "--checks", help=PLUGINS_HELP)]
 
-    for path in checks or []:
-        load_check_module(path)
+
+def _load_plugins(plugins: list[Path] | None) -> None:
+    """Import every --plugins file once; a broken file stops the command, naming it."""
+    from groundeval.programs._plugins import load_plugins
+
+    try:
+        load_plugins(plugins)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from exc
 
 
 MODELS_DIR_HELP = "Directory whose .pt weights programs may load (pickles run code)."
@@ -48,16 +58,14 @@ def _trust_models(models_dir: Path | None) -> None:
 @app.command()
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Program files (.yaml, .json, .jsonl).")],
-    checks: Annotated[
-        list[Path] | None, typer.Option("--checks", help="Python module with named checks.")
-    ] = None,
+    plugins: Plugins = None,
     models_dir: Annotated[Path | None, typer.Option(help=MODELS_DIR_HELP)] = None,
 ) -> None:
     """Check program files; print every problem with file, place, expected and got."""
     _trust_models(models_dir)
     from groundeval.programs._loaders import ProgramFileError, load_program_files
 
-    _load_checks(checks)
+    _load_plugins(plugins)
     try:
         programs = load_program_files(files)
     except ProgramFileError as exc:
@@ -81,7 +89,10 @@ def run(
     ] = None,
     judge: Annotated[
         str,
-        typer.Option(help="offline | gemini:<model> | openai:<model>@<url> | replay:<cassette>"),
+        typer.Option(
+            help="offline | gemini:<model> | openai:<model>@<url> | replay:<cassette> | "
+            "<prefix>:<...> of a backend a plugin registered with register_judge"
+        ),
     ] = "offline",
     concurrency: Annotated[int, typer.Option(min=1, help="Items graded at once.")] = 8,
     resume: Annotated[
@@ -92,9 +103,7 @@ def run(
         ),
     ] = False,
     shard: Annotated[str | None, typer.Option(help="i/n: grade one shard of the items.")] = None,
-    checks: Annotated[
-        list[Path] | None, typer.Option(help="Python module with named checks.")
-    ] = None,
+    plugins: Plugins = None,
     cache_dir: Annotated[
         Path | None, typer.Option(help="Judge-call cache (default: ~/.cache/groundeval/calls).")
     ] = None,
@@ -144,7 +153,7 @@ def run(
 ) -> None:
     """Grade items into a run folder (resumable, shardable)."""
     _trust_models(models_dir)
-    from groundeval.grounding._command import parse_params
+    from groundeval.grounding import parse_params
     from groundeval.judges import build_judge
     from groundeval.programs._loaders import ProgramFileError, load_program_files
     from groundeval.programs._run import (
@@ -155,9 +164,9 @@ def run(
         progress_printer,
         run_items,
     )
-    from groundeval.state._store import RunStoreError
+    from groundeval.state import RunStoreError
 
-    _load_checks(checks)
+    _load_plugins(plugins)
     if (images is None) == (manifest is None):
         raise _fail("give exactly one of --images DIR or --manifest FILE", 2)
     try:
@@ -188,12 +197,12 @@ def run(
         if repeat_index:
             judge_options["repeat_index"] = repeat_index  # folded into the cache key
         backend = build_judge(judge, **judge_options)
-        runner = _executor(executor, ray_address, judge, judge_options, checks, items_per_task)
+        runner = _executor(executor, ray_address, judge, judge_options, plugins, items_per_task)
         config: dict[str, Any] = {
             "programs": [str(p) for p in programs],
             "images": str(images) if images else None,
             "manifest": str(manifest) if manifest else None,
-            "checks": [str(c) for c in checks or []],
+            "checks": [str(c) for c in plugins or []],  # the --plugins files (old key kept)
             # only when asked, so runs made before --ci-resamples still resume
             **({"ci_resamples": ci_resamples} if ci_resamples != 2000 else {}),
         }
@@ -232,10 +241,14 @@ def _executor(
     ray_address: str | None,
     judge: str,
     judge_options: dict[str, Any],
-    checks: list[Path] | None,
+    plugins: list[Path] | None,
     items_per_task: int,
 ) -> Any:
-    """None for the local executor; a Ray executor that rebuilds the judge on each worker."""
+    """None for the local executor; a Ray executor that rebuilds the judge on each worker.
+
+    Every worker loads the same ``--plugins`` files before it builds the judge, so a
+    backend registered with ``register_judge`` works there too.
+    """
     if name == "local":
         return None
     if name != "ray":
@@ -245,7 +258,7 @@ def _executor(
     return RayExecutor(
         ray_address,
         judge=JudgeRecipe(judge, judge_options),
-        checks=checks or [],
+        checks=plugins or [],
         items_per_task=items_per_task,
     )
 
@@ -306,9 +319,7 @@ _PROBLEMS = ("error", "withheld", "pending")
 def rescore(
     run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
     overrides: Annotated[Path | None, typer.Option(help="Overrides JSONL from an audit.")] = None,
-    checks: Annotated[
-        list[Path] | None, typer.Option(help="Python module with named checks.")
-    ] = None,
+    plugins: Plugins = None,
     author: Annotated[
         str,
         typer.Option(help="Who overrules, for rows without an author (default: login name)."),
@@ -319,13 +330,13 @@ def rescore(
     Applied overrides are archived in RUN/overrides.jsonl with author, note and time.
     """
     from groundeval.programs._rescore import rescore_run
-    from groundeval.state._store import RunStoreError
+    from groundeval.state import RunStoreError
 
-    _load_checks(checks)
+    _load_plugins(plugins)
     try:
         report = rescore_run(run_dir, overrides, author=author)
     except RunStoreError as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(f"{exc}{_plugins_hint(run_dir, plugins)}") from exc
     typer.echo(
         f"{run_dir}: rescored {report.items} items, re-ran {report.rechecked} checks, "
         f"applied {report.overridden} overrides ({report.changed} items changed)"
@@ -357,14 +368,29 @@ def rescore(
         raise typer.Exit(1)
 
 
+def _plugins_hint(run_dir: Path, plugins: list[Path] | None) -> str:
+    """When a run was graded with plugin files and none are given now, name them."""
+    try:
+        recorded = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("checks")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if plugins or not recorded:
+        return ""
+    flags = " ".join(f"--plugins {p}" for p in recorded)
+    return f"\n(this run was graded with plugin files; pass them again: {flags})"
+
+
 @app.command()
 def merge(
     out: Annotated[Path, typer.Argument(help="New run folder.")],
     shards: Annotated[list[Path], typer.Argument(help="Shard run folders.")],
+    plugins: Plugins = None,
 ) -> None:
     """Join shard folders (``run --shard i/n``) into one run."""
     from groundeval.programs._rescore import merge_runs
-    from groundeval.state._store import RunStoreError
+    from groundeval.state import RunStoreError
+
+    _load_plugins(plugins)
 
     try:
         count = merge_runs(out, shards)

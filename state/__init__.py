@@ -15,6 +15,17 @@ from groundeval.state._records import (
     StateFile,
     Usage,
 )
+from groundeval.state._registry import Registry, RegistryError, UnknownNameError, origin_of
+from groundeval.state._specs import GroundingTarget, GroundSpec, Helper, SecondOpinion
+from groundeval.state._store import (
+    RunStore,
+    RunStoreError,
+    atomic_write,
+    iter_jsonl,
+    record_line,
+    shard_of,
+)
+from groundeval.state._version import toolkit_version
 
 __all__ = [
     "RESULT_VERSION",
@@ -22,12 +33,27 @@ __all__ = [
     "CheckTrace",
     "Decision",
     "Element",
+    "GroundSpec",
+    "GroundingTarget",
+    "Helper",
     "ItemResult",
     "ItemUsage",
     "Outcome",
     "Override",
     "Provenance",
+    "Registry",
+    "RegistryError",
     "Round",
+    "RunStore",
+    "RunStoreError",
+    "SecondOpinion",
     "StateFile",
+    "UnknownNameError",
     "Usage",
+    "atomic_write",
+    "iter_jsonl",
+    "origin_of",
+    "record_line",
+    "shard_of",
+    "toolkit_version",
 ]

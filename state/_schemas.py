@@ -1,7 +1,9 @@
 """JSON Schemas generated from the models and checked in under ``state/schemas/``.
 
 Other tools (and other languages) read programs, state files and results through
-these files; a test fails when they drift from the models.
+these files; a test fails when they drift from the models. The schemas cover every
+layer (the program model lives above the state), so this publisher sits on top of
+the layers, like the report.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from groundeval.programs import Program
 from groundeval.state._records import ItemResult, StateFile
 
 SCHEMA_FILES = {
@@ -21,8 +24,6 @@ SCHEMA_FILES = {
 
 def generate_schemas() -> dict[str, dict[str, Any]]:
     """Schemas from the pydantic models, keyed like :data:`SCHEMA_FILES`."""
-    from groundeval.programs._model import Program
-
     out = {}
     for name, model in (("program", Program), ("state", StateFile), ("result", ItemResult)):
         schema = model.model_json_schema()

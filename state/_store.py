@@ -35,8 +35,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ValidationError
 
-from groundeval.grounding._loop import GroundingTarget
 from groundeval.state._records import ItemResult, ItemUsage, StateFile
+from groundeval.state._specs import GroundingTarget
 
 _T = TypeVar("_T", bound=BaseModel)
 

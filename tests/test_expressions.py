@@ -49,13 +49,14 @@ def dice() -> StateFile:
 def evaluations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records every expression that reached the evaluator."""
     seen: list[str] = []
-    original = _expressions._Evaluator.eval
+    original = _expressions._compile_validated
 
-    def spy(self, expr, previously_parsed=None):  # type: ignore[no-untyped-def]
-        seen.append(expr)
-        return original(self, expr, previously_parsed)
+    def spy(text, tree):  # type: ignore[no-untyped-def]
+        seen.append(text)
+        return original(text, tree)
 
-    monkeypatch.setattr(_expressions._Evaluator, "eval", spy)
+    _expressions._compiled.cache_clear()
+    monkeypatch.setattr(_expressions, "_compile_validated", spy)
     return seen
 
 

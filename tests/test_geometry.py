@@ -18,7 +18,6 @@ from groundeval.grounding import (
     Ray,
     angle_between_deg,
     bounds_xyxy,
-    box_2d_1000_to_xyxy_px,
     centre,
     contains,
     distance,
@@ -29,12 +28,10 @@ from groundeval.grounding import (
     iou,
     iou_matrix_xyxy,
     overlap_area,
-    point_yx_1000_to_px,
     ray_boundary_hit,
     ray_circle_hit,
-    xyxy_normalized_to_px,
-    xyxy_px_to_box_2d_1000,
 )
+from groundeval.judges import BoxConvention, box_to_xyxy_px, point_to_px, xyxy_px_to_box
 from groundeval.state import Element
 
 SQUARE = Polygon(((0, 0), (10, 0), (10, 10), (0, 10)))
@@ -330,6 +327,14 @@ def test_first_hit_tolerance_and_containment() -> None:
 
 
 # --------------------------------------------------------------------------- conventions
+# One coordinate API: judges' conventions are converted in groundeval.judges only.
+
+
+def test_grounding_has_no_second_coordinate_api() -> None:
+    import groundeval.grounding as grounding
+
+    for old in ("box_2d_1000_to_xyxy_px", "xyxy_px_to_box_2d_1000", "point_yx_1000_to_px"):
+        assert not hasattr(grounding, old)
 
 
 @pytest.mark.parametrize(
@@ -341,31 +346,32 @@ def test_first_hit_tolerance_and_containment() -> None:
     ],
 )
 def test_box_2d_round_trip(box_2d, wh, xyxy) -> None:
-    assert box_2d_1000_to_xyxy_px(box_2d, *wh) == pytest.approx(xyxy)
-    assert xyxy_px_to_box_2d_1000(xyxy, *wh) == pytest.approx(tuple(box_2d))
+    gemini = BoxConvention.BOX_2D_1000
+    assert box_to_xyxy_px(box_2d, gemini, wh) == pytest.approx(xyxy)
+    assert xyxy_px_to_box(xyxy, gemini, wh) == pytest.approx(box_2d)
 
 
 @pytest.mark.parametrize(
-    ("box_2d", "message"),
+    ("box_2d", "convention", "message"),
     [
-        ([0, 0, 1001, 10], "0..1000"),
-        ([500, 0, 100, 10], "min <= max"),
-        ([0, 0, 10], "4 numbers"),
+        ([0, 0, 1050, 10], "box_2d_1000", "ymax=1050 is outside the image"),
+        ([500, 0, 100, 10], "box_2d_1000", "corners swapped: ymin=500 > ymax=100"),
+        ([0, 0, 10], "box_2d_1000", "4 numbers"),
+        ([0, 0, 10, 10], "box_2d_100", "unknown box convention 'box_2d_100'"),
     ],
 )
-def test_box_2d_rejects_bad_values(box_2d, message) -> None:
+def test_box_2d_rejects_bad_values(box_2d, convention, message) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        box_2d_1000_to_xyxy_px(box_2d, 100, 100)
+        box_to_xyxy_px(box_2d, convention, (100, 100))
 
 
-def test_box_2d_clip_and_size_checks() -> None:
-    assert box_2d_1000_to_xyxy_px([-3, 0, 1004, 500], 100, 200, clip=True) == (0, 0, 50, 200)
-    with pytest.raises(ValueError, match="image size must be positive"):
-        box_2d_1000_to_xyxy_px([0, 0, 1, 1], 0, 100)
+def test_box_2d_small_overshoot_is_clamped() -> None:
+    assert box_to_xyxy_px([-3, 0, 1004, 500], "box_2d_1000", (100, 200)) == [0, 0, 50, 200]
 
 
 def test_point_and_normalised_conventions() -> None:
-    assert point_yx_1000_to_px([250, 500], 640, 480) == (320.0, 120.0)
-    assert xyxy_normalized_to_px([0.25, 0.5, 0.75, 1.0], 200, 100) == (50.0, 50.0, 150.0, 100.0)
+    assert point_to_px([250, 500], BoxConvention.BOX_2D_1000, (640, 480)) == [320.0, 120.0]
+    norm = BoxConvention.XYXY_NORM
+    assert box_to_xyxy_px([0.25, 0.5, 0.75, 1.0], norm, (200, 100)) == [50.0, 50.0, 150.0, 100.0]
     with pytest.raises(ValueError, match=r"0\.\.1\b"):
-        xyxy_normalized_to_px([0, 0, 2, 1], 200, 100)
+        box_to_xyxy_px([0, 0, 2, 1], norm, (200, 100))

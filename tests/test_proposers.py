@@ -76,9 +76,9 @@ def test_coin_count_on_clean_scenes(proposer: str) -> None:
 
 
 def test_watershed_separates_touching_coins() -> None:
-    img = np.full((200, 300, 3), 40, np.uint8)
-    for cx in (100, 160, 220):  # three coins in a row, each touching the next
-        cv2.circle(img, (cx, 100), 30, (190, 190, 195), -1, cv2.LINE_AA)
+    img = np.full((480, 640, 3), 40, np.uint8)
+    for cx in (260, 320, 380):  # three coins in a row, each touching the next
+        cv2.circle(img, (cx, 240), 30, (190, 190, 195), -1, cv2.LINE_AA)
     contours = opencv_contours.ContoursProposer()
     assert len(contours.run(img, _spec()).elements) == 3
     merged = contours.run(img, _spec(split_touching=False)).elements

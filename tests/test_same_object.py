@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from groundeval.grounding.verifiers.offline import (
+from groundeval.grounding import (
     SAME_OBJECT_IOU,
     SAME_OBJECT_PX,
-    OfflineVerifier,
     point_distance,
     same_object,
 )
+from groundeval.grounding.verifiers.offline import OfflineVerifier
 from groundeval.state import Element
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundeval.programs._model import Program, Question
-from groundeval.state._store import iter_jsonl
+from groundeval.programs import Program, Question
+from groundeval.state import iter_jsonl
 
 QUESTIONS_PER_ITEM = 20
 

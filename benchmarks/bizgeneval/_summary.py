@@ -36,8 +36,7 @@ from groundeval.programs.scoring._checklist import (
     summary_payload,
     zero_record,
 )
-from groundeval.state import ItemResult
-from groundeval.state._store import atomic_write
+from groundeval.state import ItemResult, atomic_write
 
 Unanswered = Literal["wrong", "error"]
 """A question missing from a reference file: wrong (the reference's rule) or an item error."""

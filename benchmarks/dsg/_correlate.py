@@ -21,8 +21,7 @@ from groundeval.benchmarks.dsg._data import (
     read_likert,
 )
 from groundeval.benchmarks.dsg._replay import RecordedAnswersJudge
-from groundeval.programs._model import Program
-from groundeval.programs._runner import ItemInput, grade_item
+from groundeval.programs import ItemInput, Program, grade_item
 from groundeval.programs.scoring import DependencyScoring
 from groundeval.programs.scoring._dependency import Missing
 from groundeval.state import ItemResult
@@ -75,7 +74,7 @@ def correlate(
     if out is None:
         results = asyncio.run(grade_dsg(items, judge))
     else:
-        from groundeval.programs._run import run_items
+        from groundeval.programs import run_items
 
         config = {"benchmark": "dsg", "dependencies": dependencies, "split": split}
         report = asyncio.run(run_items(items, judge=judge, out=out, config=config))

@@ -16,7 +16,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Literal
 
-from groundeval.programs._model import Program, Question
+from groundeval.programs import Program, Question
 
 Dependencies = Literal["gate", "transitive", "after", "none"]
 """How parents act, all scored by the dependency protocol:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from groundeval.judges._protocol import JudgeCall, JudgeRefusal, JudgeReply
+from groundeval.judges import JudgeCall, JudgeRefusal, JudgeReply
 from groundeval.state import Usage
 
 

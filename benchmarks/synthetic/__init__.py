@@ -8,6 +8,7 @@ the programs that grade it offline with the OpenCV and OCR proposers.
 from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.benchmarks.synthetic._effects import DIFFICULTIES
 from groundeval.benchmarks.synthetic._suite import (
+    AXIS_SCENES,
     SCENES,
     encode_png,
     generate,
@@ -16,6 +17,7 @@ from groundeval.benchmarks.synthetic._suite import (
 )
 
 __all__ = [
+    "AXIS_SCENES",
     "DIFFICULTIES",
     "SCENES",
     "Scene",

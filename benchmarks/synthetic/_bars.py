@@ -9,7 +9,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, gate, hard, verdict, wrong_int
-from groundeval.programs._model import GroundSpec, Program
+from groundeval.programs import GroundSpec, Program
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 BAR_COLOURS: dict[str, tuple[int, int, int]] = {

@@ -17,7 +17,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, gate, verdict
-from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
+from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 HOUR_BGR = (170, 70, 20)
 MINUTE_BGR = (30, 30, 205)

@@ -16,7 +16,7 @@ from groundeval.benchmarks.synthetic._common import (
     verdict,
     wrong_int,
 )
-from groundeval.programs._model import GroundSpec, Program
+from groundeval.programs import GroundSpec, Program
 
 CLOTHS: dict[str, tuple[int, int, int]] = {
     "dark green": (30, 60, 25),

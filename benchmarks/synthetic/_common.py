@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.programs._model import GroundSpec, Program, Question
+from groundeval.programs import GroundSpec, Program, Question
 
 NUMBER_WORDS = (
     "zero",

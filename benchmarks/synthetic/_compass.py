@@ -9,7 +9,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, gate, hard, verdict
-from groundeval.programs._model import GroundSpec, Program
+from groundeval.programs import GroundSpec, Program
 
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 LETTERS_4 = ("N", "E", "S", "W")

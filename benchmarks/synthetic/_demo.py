@@ -12,10 +12,8 @@ from typing import Any
 from groundeval.benchmarks.synthetic._effects import DIFFICULTIES
 from groundeval.benchmarks.synthetic._suite import write_suite
 from groundeval.judges import build_judge
-from groundeval.programs._loaders import load_programs
-from groundeval.programs._run import items_from_images, run_items
-from groundeval.state._records import ItemResult
-from groundeval.state._store import RunStore, atomic_write, iter_jsonl
+from groundeval.programs import items_from_images, load_programs, run_items
+from groundeval.state import ItemResult, RunStore, atomic_write, iter_jsonl
 
 
 def accuracy_vs_truth(

@@ -16,7 +16,7 @@ from groundeval.benchmarks.synthetic._common import (
     verdict,
     wrong_int,
 )
-from groundeval.programs._model import GroundSpec, Program
+from groundeval.programs import GroundSpec, Program
 
 TABLES: dict[str, tuple[int, int, int]] = {
     "green": (45, 115, 40),

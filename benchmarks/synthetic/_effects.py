@@ -109,3 +109,59 @@ def random_colour(rng: np.random.Generator, saturated: bool = True) -> tuple[int
     hsv = np.array([[[hue, sat, val]]], dtype=np.uint8)
     b, g, r = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)[0, 0]
     return int(b), int(g), int(r)
+
+
+def _smooth_noise(rng: np.random.Generator, size_wh: tuple[int, int], scale: float) -> np.ndarray:
+    """Zero-mean, unit-spread noise smoothed over ``scale`` pixels (float32, h x w)."""
+    w, h = size_wh
+    small = rng.normal(0.0, 1.0, (max(2, int(h / scale)), max(2, int(w / scale)))).astype(
+        np.float32
+    )
+    out = cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+    return np.asarray((out - out.mean()) / max(float(out.std()), 1e-6))
+
+
+def wood_grain(rng: np.random.Generator, size_wh: tuple[int, int]) -> np.ndarray:
+    """Wood: warped light and dark stripes along a random direction, brown or grey tint."""
+    w, h = size_wh
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    a = rng.uniform(0, np.pi)
+    t = xx * np.cos(a) + yy * np.sin(a) + 18.0 * _smooth_noise(rng, size_wh, 60.0)
+    period = rng.uniform(7.0, 22.0)
+    stripes = 0.5 + 0.5 * np.sin(2 * np.pi * t / period) ** 3
+    base = np.array(
+        rng.choice([(40, 80, 130), (60, 110, 160), (30, 55, 90), (90, 120, 140)]), np.float32
+    ) * rng.uniform(0.8, 1.3)
+    grain = 0.75 + 0.35 * stripes + 0.08 * _smooth_noise(rng, size_wh, 4.0)
+    out: np.ndarray = np.clip(base[None, None, :] * grain[:, :, None], 0, 255).astype(np.uint8)
+    return out
+
+
+def cloth(rng: np.random.Generator, size_wh: tuple[int, int]) -> np.ndarray:
+    """Woven cloth: a fine two-direction weave plus blotches, in one muted colour."""
+    w, h = size_wh
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    period = rng.uniform(3.0, 6.0)
+    weave = np.sin(2 * np.pi * xx / period) * np.sin(2 * np.pi * yy / period)
+    blotch = _smooth_noise(rng, size_wh, 40.0)
+    base = np.array(random_colour(rng, saturated=False), np.float32) * rng.uniform(0.35, 0.9)
+    gain = 1.0 + 0.12 * weave + 0.1 * blotch
+    out: np.ndarray = np.clip(base[None, None, :] * gain[:, :, None], 0, 255).astype(np.uint8)
+    return out
+
+
+def photo_texture(rng: np.random.Generator, size_wh: tuple[int, int]) -> np.ndarray:
+    """A tinted scikit-image texture (brick, grass, gravel); cloudy noise without scikit-image."""
+    w, h = size_wh
+    try:
+        from skimage import data
+
+        grey = getattr(data, str(rng.choice(["brick", "grass", "gravel"])))()
+        grey = cv2.resize(np.asarray(grey), (w, h), interpolation=cv2.INTER_LINEAR)
+        grey = grey.astype(np.float32) / 255.0
+    except ImportError:
+        grey = 0.5 + 0.15 * _smooth_noise(rng, size_wh, 25.0)
+    tint = np.array(random_colour(rng, saturated=False), np.float32)
+    gain = 0.55 + 0.7 * grey
+    out: np.ndarray = np.clip(tint[None, None, :] * gain[:, :, None], 0, 255).astype(np.uint8)
+    return out

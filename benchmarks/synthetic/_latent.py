@@ -15,7 +15,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _dice
 from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict, wrong_int
-from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
+from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:

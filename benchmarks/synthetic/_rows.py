@@ -13,7 +13,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict
-from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
+from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 SAME_TOLERANCE = 0.08
 """Radii within 8 % of the median count as the same size."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict
-from groundeval.programs._model import GroundSpec, NamedCheck, Program, Question
+from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 SHADOW_RANGE = {"label": "shadow", "hsv_lower": [0, 0, 0], "hsv_upper": [179, 255, 85]}
 TOLERANCE_PX = 12.0

@@ -9,7 +9,7 @@ import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._common import Scene, gate, hard, verdict
-from groundeval.programs._model import GroundSpec, Program
+from groundeval.programs import GroundSpec, Program
 
 SUNS: dict[str, tuple[int, int, int]] = {"yellow": (40, 215, 250), "orange": (20, 140, 250)}
 GROUNDS: dict[str, tuple[int, int, int]] = {

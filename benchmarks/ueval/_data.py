@@ -12,10 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from groundeval.programs._model import Program, Question, check_id
-from groundeval.programs._run import items_from_manifest
-from groundeval.programs._runner import ItemInput
-from groundeval.state._store import iter_jsonl
+from groundeval.programs import ItemInput, Program, Question, check_id, items_from_manifest
+from groundeval.state import iter_jsonl
 
 INSTRUCTIONS = (
     "You are checking an answer to the prompt below against rubric criteria. The answer "

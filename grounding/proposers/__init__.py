@@ -1,4 +1,9 @@
-"""Built-in proposers, registered by name on import (torch and ultralytics load lazily)."""
+"""Built-in proposers, registered by name on import (torch and ultralytics load lazily).
+
+Default paths at default parameters: dice -> ``opencv.dice`` (any face colour, pips
+lighter or darker than the face); coins -> ``opencv.contours``. Every CV proposer
+checks itself after detecting (``Proposal.unexplained``, ``Proposal.problems``).
+"""
 
 from groundeval.grounding.proposers import (  # noqa: F401
     judge,

@@ -6,18 +6,38 @@ naming them), lets the proposer adapt the parameters to the loop's feedback on a
 retry, runs detection in a worker thread, drops proposals that repeat elements
 the verifier already accepted, and returns the parameters actually used so the
 state file records them.
+
+After detecting, every proposer checks itself (``self_check``): what in the image
+looks like one more object but no element covers (``Proposal.unexplained``, see
+:mod:`groundeval.grounding.proposers._residue`), and whether the proposal as a
+whole is untrustworthy (``Proposal.problems``: clutter, weak support). Images too
+small or too flat to hold an object give a problem, not an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from groundeval.grounding._geometry import same_object
 from groundeval.grounding._protocol import RESERVED_PARAMS, Feedback, Proposal, ProposeRequest
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
+
+MIN_IMAGE_SIDE_PX = 8
+"""Images with a shorter side hold nothing a CV proposer can read."""
+FLAT_IMAGE_RANGE = 8.0
+"""Images whose pixel values span less than this are one colour plus noise."""
+
+
+@dataclass
+class Review:
+    """A proposer's self-check: regions it could not explain, doubts about the whole."""
+
+    unexplained: list[Element] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 class CVProposer:
@@ -49,16 +69,57 @@ class CVProposer:
             params = self.adapt(dict(params), feedback)
         return params
 
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """What the elements leave unexplained and why the whole proposal is doubtful."""
+        return Review()
+
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Detection followed by the self-check (a proposer may share work between them)."""
+        elements = self.detect(image_bgr, spec, params)
+        return elements, self.self_check(image_bgr, elements, params)
+
     def run(
-        self, image_bgr: np.ndarray, spec: GroundSpec, feedback: Feedback | None = None
+        self,
+        image_bgr: np.ndarray,
+        spec: GroundSpec,
+        feedback: Feedback | None = None,
+        *,
+        checks: bool = True,
     ) -> Proposal:
-        """Synchronous one-shot proposal (tests, scripts, the ``ground`` command)."""
+        """Synchronous one-shot proposal (tests, scripts, the ``ground`` command).
+
+        ``checks=False`` skips the self-check; only ``perf/grounding_overhead.py``
+        should want that (to time it).
+        """
         params = self.resolve(spec, feedback)
         image = as_bgr(image_bgr, self.name)
-        elements = self.detect(image, spec, params)
+        h, w = image.shape[:2]
+        if min(h, w) < MIN_IMAGE_SIDE_PX:
+            return Proposal(
+                elements=[],
+                params=params,
+                problems=[f"image is {w}x{h} px: too small to hold a readable object"],
+            )
+        if checks:
+            elements, review = self.analyse(image, spec, params)
+        else:
+            elements, review = self.detect(image, spec, params), Review()
+        sample = image[:: max(1, h // 64), :: max(1, w // 64)]
+        if float(sample.max()) - float(sample.min()) < FLAT_IMAGE_RANGE:
+            review.problems.append("image is flat (one colour): nothing can be told apart")
         if feedback is not None:
             elements = drop_accepted(elements, feedback.accepted)
-        return Proposal(elements=number(elements), raw="", params=params)
+        return Proposal(
+            elements=number(elements),
+            raw="",
+            params=params,
+            unexplained=number(review.unexplained),
+            problems=review.problems,
+        )
 
     async def propose(self, request: ProposeRequest) -> Proposal:
         """Protocol entry point: detection runs in a thread so the event loop stays free."""
@@ -94,41 +155,6 @@ def number(elements: list[Element]) -> list[Element]:
     return [e.model_copy(update={"id": i}) for i, e in enumerate(elements, start=1)]
 
 
-def bounds(element: Element) -> tuple[float, float, float, float]:
-    """Axis-aligned bounds of any element kind."""
-    if element.xyxy_px is not None:
-        x1, y1, x2, y2 = element.xyxy_px
-        return x1, y1, x2, y2
-    pts = np.asarray(element.points_px, dtype=float)
-    return (
-        float(pts[:, 0].min()),
-        float(pts[:, 1].min()),
-        float(pts[:, 0].max()),
-        float(pts[:, 1].max()),
-    )
-
-
-def iou(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
-    """Intersection over union of two xyxy boxes."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def same_place(a: Element, b: Element, threshold: float = 0.5, near_px: float = 5.0) -> bool:
-    """Boxes and polygons by bounds IoU; rays, lines and points by all points within ``near_px``."""
-    if a.kind != b.kind:
-        return False
-    if a.kind in ("box", "polygon"):
-        return iou(bounds(a), bounds(b)) >= threshold
-    pa, pb = np.asarray(a.points_px, float), np.asarray(b.points_px, float)
-    return pa.shape == pb.shape and bool(np.all(np.hypot(*(pa - pb).T) <= near_px))
-
-
 def drop_accepted(elements: list[Element], accepted: list[Element]) -> list[Element]:
     """Leave out proposals that repeat an accepted element (the loop keeps those)."""
-    return [e for e in elements if not any(same_place(e, a) for a in accepted)]
+    return [e for e in elements if not any(same_object(e, a) for a in accepted)]

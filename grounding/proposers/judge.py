@@ -10,14 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from groundeval.grounding._protocol import Proposal, ProposeRequest, register_proposer
-from groundeval.judges._coords import (
+from groundeval.judges import (
     QWEN_MAX_PIXELS,
     QWEN_MIN_PIXELS,
+    JudgeCall,
+    JudgeError,
+    JudgeRefusal,
+    build_propose_prompt,
     guess_convention,
+    parse_proposal,
+    propose_schema,
     qwen25_input_wh,
 )
-from groundeval.judges._grounding import build_propose_prompt, parse_proposal, propose_schema
-from groundeval.judges._protocol import JudgeCall, JudgeError, JudgeRefusal
 
 
 @register_proposer("judge")

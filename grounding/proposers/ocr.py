@@ -28,8 +28,7 @@ import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, box
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 _ENGINE: Any = None
 _ENGINE_LOCK = threading.Lock()

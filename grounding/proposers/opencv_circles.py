@@ -4,6 +4,11 @@ Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
 suits filled dots of one polarity.
 
+Self-check: uncovered round regions of a comparable size are ``unexplained``;
+more than 60 circles, two circles holding each other's centre, or circles with under
+35 % of their rim on an image edge (Hough votes from texture) are ``problems``. For
+counting coins prefer ``opencv.contours`` (see there).
+
 Feedback: on a retry after missing elements, Hough's accumulator threshold
 (``param2``) drops by ``retry_factor`` and the blob detector's minimum
 circularity and area fall by the same factor; after rejected elements only,
@@ -18,9 +23,9 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cv import CVProposer, box
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.grounding.proposers._cv import CVProposer, Review, box
+from groundeval.grounding.proposers.opencv_contours import round_residue
+from groundeval.state import Element, GroundSpec
 
 
 def _circle(cx: float, cy: float, r: float) -> Element:
@@ -29,6 +34,46 @@ def _circle(cx: float, cy: float, r: float) -> Element:
         radius_px=round(float(r), 2),
         center_px=[round(float(cx), 2), round(float(cy), 2)],
     )
+
+
+MIN_RIM_SUPPORT = 0.35
+"""Share of a circle's rim that must lie on an image edge for the circle to be trusted."""
+
+
+def rim_support(element: Element, edges: np.ndarray, scale: float) -> float:
+    """Share of 72 points on the circle lying on (dilated) edge pixels of a ``scale`` copy."""
+    cx, cy = element.fields["center_px"]
+    r = float(element.fields["radius_px"])
+    t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+    xs = np.clip(np.round((cx + r * np.cos(t)) * scale).astype(int), 0, edges.shape[1] - 1)
+    ys = np.clip(np.round((cy + r * np.sin(t)) * scale).astype(int), 0, edges.shape[0] - 1)
+    return float((edges[ys, xs] > 0).mean())
+
+
+def circle_review(
+    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any], param1: float
+) -> Review:
+    """Residue, clutter and rim support of a set of circles (edges on a half-size copy)."""
+    review = round_residue(image_bgr, elements, params, "circle")
+    if not elements:
+        return review
+    grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+    h, w = grey.shape
+    half = cv2.resize(grey, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
+    edges = cv2.Canny(cv2.GaussianBlur(half, (3, 3), 0), param1 / 2, param1)
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    scale = half.shape[1] / w
+    weak = [
+        f"#{i}"
+        for i, e in enumerate(elements, start=1)
+        if rim_support(e, edges, scale) < MIN_RIM_SUPPORT
+    ]
+    if weak:
+        review.problems.append(
+            f"weak support: circles {', '.join(weak[:8])} have under {MIN_RIM_SUPPORT:.0%} "
+            "of their rim on an edge (texture, not discs?)"
+        )
+    return review
 
 
 def _clip(elements: list[Element], shape: tuple[int, ...]) -> list[Element]:
@@ -62,6 +107,13 @@ class CirclesProposer(CVProposer):
         factor = float(params["retry_factor"])
         params["param2"] = float(params["param2"]) * (factor if feedback.missing else 1 / factor)
         return params
+
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """Uncovered round regions; too many, nested or weakly supported circles."""
+        area = {"min_area_px": np.pi * float(params["min_radius_px"]) ** 2}
+        return circle_review(image_bgr, elements, {**params, **area}, float(params["param1"]))
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
@@ -115,6 +167,12 @@ class BlobsProposer(CVProposer):
         params["min_circularity"] = min(1.0, float(params["min_circularity"]) * scale)
         params["min_area_px"] = float(params["min_area_px"]) * scale
         return params
+
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """Uncovered round regions; too many or nested blobs."""
+        return round_residue(image_bgr, elements, params, "blob")
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]

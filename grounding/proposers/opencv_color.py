@@ -20,10 +20,9 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cv import CVProposer
+from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers.opencv_contours import hsv_mask
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 
 @register_proposer("opencv.color_region")
@@ -54,10 +53,23 @@ class ColorRegionProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """One polygon per region found, in the order of the ranges."""
+        return self._find(image_bgr, params)[0]
+
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Regions, plus those of the same colour left out by ``max_regions`` (unexplained)."""
+        found, extra = self._find(image_bgr, params)
+        return found, Review(unexplained=extra)
+
+    def _find(
+        self, image_bgr: np.ndarray, params: dict[str, Any]
+    ) -> tuple[list[Element], list[Element]]:
         k = int(params["blur_px"]) | 1
         smooth = cv2.GaussianBlur(image_bgr, (k, k), 0) if k > 1 else image_bgr
         hsv = cv2.cvtColor(smooth, cv2.COLOR_BGR2HSV)
         found: list[Element] = []
+        extra: list[Element] = []
         for i, spec_range in enumerate(params["ranges"]):
             label, lower, upper = _range(spec_range, i, params["widen"])
             mask = hsv_mask(hsv, lower, upper)
@@ -65,7 +77,9 @@ class ColorRegionProposer(CVProposer):
             mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, _kernel(params["close_px"]))
             contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
             regions = sorted(contours, key=cv2.contourArea, reverse=True)
-            for contour in regions[: int(params["max_regions"])]:
+            keep = int(params["max_regions"])
+            kept_areas: list[float] = []
+            for contour in regions[:keep]:
                 area = float(cv2.contourArea(contour))
                 if area < float(params["min_area_px"]):
                     break
@@ -73,6 +87,7 @@ class ColorRegionProposer(CVProposer):
                 poly = cv2.approxPolyDP(contour, eps, True).reshape(-1, 2)
                 if len(poly) < 3:
                     continue
+                kept_areas.append(area)
                 points = [[float(x), float(y)] for x, y in poly]
                 found.append(
                     Element(
@@ -82,7 +97,20 @@ class ColorRegionProposer(CVProposer):
                         fields={"label": label, "area_px": round(area, 1)},
                     )
                 )
-        return found
+            least = 0.5 * min(kept_areas) if kept_areas else float(params["min_area_px"])
+            for contour in regions[keep:]:
+                area = float(cv2.contourArea(contour))
+                if area < max(least, float(params["min_area_px"])):
+                    break
+                x, y, w, h = cv2.boundingRect(contour)
+                extra.append(
+                    box(
+                        (x, y, x + w, y + h),
+                        reason=f"another {label!r} region of {area:.0f} px beyond "
+                        f"max_regions={keep}",
+                    )
+                )
+        return found, extra
 
 
 def _kernel(size: int) -> np.ndarray:

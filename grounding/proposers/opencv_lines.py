@@ -23,9 +23,8 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cv import CVProposer
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.grounding.proposers._cv import CVProposer, Review
+from groundeval.state import Element, GroundSpec
 
 
 @register_proposer("opencv.lines")
@@ -73,6 +72,54 @@ class LinesProposer(CVProposer):
         if not near:
             return []
         return [_needle(np.array(near), center, params)]
+
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """A second line as long as the needle through the centre: which one is the needle?"""
+        if len(elements) != 1 or not elements[0].points_px:
+            return Review()
+        grey = cv2.GaussianBlur(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+        center, radius = dial(grey, params)
+        segments = line_segments(grey, params)
+        tol = float(params["center_tolerance_share"]) * radius
+        reach = float(params["reach_share"]) * radius
+        near = [
+            s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach
+        ]
+        rival = _rival_share(np.array(near), elements[0], float(params["cluster_deg"]))
+        if rival >= SECOND_NEEDLE_SHARE:
+            return Review(
+                problems=[
+                    f"a second line through the centre carries {rival:.0%} of the needle's "
+                    "length: two pointers, or a shadow"
+                ]
+            )
+        return Review()
+
+
+SECOND_NEEDLE_SHARE = 0.6
+"""A rival line cluster this strong (share of the needle's segment length) is a problem."""
+
+
+def _rival_share(segs: np.ndarray, needle: Element, cluster_deg: float) -> float:
+    """Length of segments away from the needle's direction over the length along it."""
+    if len(segs) == 0 or not needle.points_px:
+        return 0.0
+    (x1, y1), (x2, y2) = needle.points_px
+    axis = float(np.degrees(np.arctan2(y2 - y1, x2 - x1)) % 180.0)
+    d = segs[:, 2:] - segs[:, :2]
+    lengths = np.hypot(d[:, 0], d[:, 1])
+    angles = np.mod(np.degrees(np.arctan2(d[:, 1], d[:, 0])), 180.0)
+    off = np.abs((angles - axis + 90) % 180 - 90) > 2 * cluster_deg
+    along = float(lengths[~off].sum())
+    if not off.any() or along <= 0:
+        return 0.0
+    best = 0.0
+    for a in angles[off]:
+        same = off & (np.abs((angles - a + 90) % 180 - 90) <= cluster_deg)
+        best = max(best, float(lengths[same].sum()))
+    return best / along
 
 
 def dial(grey: np.ndarray, params: dict[str, Any]) -> tuple[np.ndarray, float]:

@@ -19,8 +19,7 @@ from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import CVProposer
 from groundeval.grounding.proposers._ultralytics_env import use_threads
 from groundeval.grounding.proposers.yolo import resolve_weights, ultralytics_model
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 __all__ = ["FastSamProposer", "SamProposer", "masks_to_polygons"]
 

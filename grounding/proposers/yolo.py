@@ -14,11 +14,20 @@ beforehand (setting them needs a CLIP download). ``yolo.dice``
 Weights are never downloaded: a name that is not a local file (absolute, or
 relative to the working directory, or one of the files in
 ``grounding/models/``) is an error naming every place looked.
+
+A ``.pt`` / ``.pth`` file is a Python pickle: loading it can run any code. So a
+program may name only the packaged models, ``.onnx`` files (plain data), or
+pickles inside a directory the *user* trusted on the command line
+(``--models-dir``, kept in ``$GROUNDEVAL_MODELS_DIR`` so worker processes see
+it). Anything else is refused before the file is opened
+(:func:`resolve_weights` at run time, :func:`weights_issues` when a program is
+validated), naming the file and the ``params.weights`` field.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from pathlib import Path
@@ -31,30 +40,99 @@ from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, box
 from groundeval.grounding.proposers._onnx import OnnxDetector, WeightsError, load_onnx
 from groundeval.grounding.proposers._ultralytics_env import import_ultralytics, use_threads
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 __all__ = [
     "MODELS_DIR",
+    "MODELS_DIR_ENV",
+    "PICKLE_SUFFIXES",
     "WeightsError",
     "YoloProposer",
     "YoloWorldProposer",
     "resolve_weights",
+    "set_models_dir",
+    "trusted_dirs",
     "ultralytics_model",
     "wanted_classes",
+    "weights_issues",
 ]
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 """Weights shipped with groundeval (the example dice detector)."""
 
 
+MODELS_DIR_ENV = "GROUNDEVAL_MODELS_DIR"
+"""Directories (``os.pathsep``-separated) the user trusts to hold pickled weights."""
+PICKLE_SUFFIXES = (".pt", ".pth")
+"""Weights formats that are Python pickles (loading one can run code)."""
+
+
+def set_models_dir(path: Path | str | None) -> Path | None:
+    """Trust ``path`` (a directory the user named) to hold ``.pt`` weights; None trusts none.
+
+    Kept in the environment so worker processes started later inherit it.
+    """
+    if path is None:
+        os.environ.pop(MODELS_DIR_ENV, None)
+        return None
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise WeightsError(f"--models-dir {path}: not a directory")
+    os.environ[MODELS_DIR_ENV] = str(folder)
+    return folder
+
+
+def trusted_dirs() -> list[Path]:
+    """Where pickled weights may be loaded from: the packaged models and ``--models-dir``."""
+    dirs = [MODELS_DIR.resolve()]
+    for part in os.environ.get(MODELS_DIR_ENV, "").split(os.pathsep):
+        if part.strip():
+            dirs.append(Path(part).expanduser().resolve())
+    return dirs
+
+
+def _is_trusted(path: Path) -> bool:
+    real = path.resolve()
+    return any(real.is_relative_to(d) for d in trusted_dirs())
+
+
+def _places(given: Path, pickle: bool) -> list[Path]:
+    if given.is_absolute():
+        return [given]
+    places = [Path.cwd() / given, MODELS_DIR / given]
+    if pickle:
+        places += [d / given for d in trusted_dirs()[1:]]
+    return places
+
+
+def _untrusted(name: str, found: Path) -> WeightsError:
+    return WeightsError(
+        f"params.weights {name!r} ({found}) is a pickled .pt file outside the packaged models "
+        "and --models-dir: loading a .pt runs code, so a program may name only packaged "
+        "models, .onnx files, or .pt files under a directory given with --models-dir DIR"
+    )
+
+
 def resolve_weights(name: str | None, suffixes: tuple[str, ...]) -> Path:
-    """The local weights file for ``name``, or an error naming every place looked."""
+    """The local weights file for ``name``, or an error naming every place looked.
+
+    A pickle (``.pt``, ``.pth``) resolves only inside :func:`trusted_dirs`;
+    one found anywhere else is refused before it is opened.
+    """
     if not name:
         raise WeightsError(f"params.weights is required: the path of a local {'/'.join(suffixes)}")
+    if not isinstance(name, str | os.PathLike):
+        raise WeightsError(f"params.weights must be a file name, got {type(name).__name__}")
     given = Path(str(name)).expanduser()
-    places = [given] if given.is_absolute() else [Path.cwd() / given, MODELS_DIR / given]
-    found = next((p for p in places if p.is_file()), None)
+    pickle = given.suffix.lower() in PICKLE_SUFFIXES
+    places = _places(given, pickle)
+    existing = [p for p in places if p.is_file()]
+    if pickle:
+        trusted = [p for p in existing if _is_trusted(p)]
+        if existing and not trusted:
+            raise _untrusted(str(name), existing[0])
+        existing = trusted
+    found = existing[0] if existing else None
     if found is None:
         looked = ", ".join(str(p) for p in places)
         raise WeightsError(
@@ -64,6 +142,39 @@ def resolve_weights(name: str | None, suffixes: tuple[str, ...]) -> Path:
     if found.suffix.lower() not in suffixes:
         raise WeightsError(f"{found}: expected a {' or '.join(suffixes)} file")
     return found
+
+
+def weights_issues(spec: GroundSpec) -> list[tuple[str, str]]:
+    """Problems with the weights a ground spec names, as ``(field path, message)`` pairs.
+
+    Checked when a program is validated, before anything is loaded: a weights
+    name must be a string; a pickle must resolve inside :func:`trusted_dirs`.
+    A missing ``.onnx`` is left to run time (the file may be made later).
+    """
+    issues: list[tuple[str, str]] = []
+    opinions = [("params.weights", spec.params)] + [
+        (f"agree_with[{i}].params.weights", o.params) for i, o in enumerate(spec.agree_with)
+    ]
+    for field, params in opinions:
+        if "weights" not in params or params["weights"] is None:
+            continue
+        name = params["weights"]
+        if not isinstance(name, str) or not name:
+            issues.append((field, f"must be a file name, got {name!r}"))
+            continue
+        given = Path(name).expanduser()
+        if given.suffix.lower() not in PICKLE_SUFFIXES:
+            continue
+        existing = [p for p in _places(given, True) if p.is_file()]
+        if not any(_is_trusted(p) for p in existing):
+            where = f" ({existing[0]})" if existing else ""
+            issues.append((
+                field,
+                f"{name!r}{where} is a pickled .pt file not under the packaged models or "
+                "--models-dir: loading a .pt runs code, so name a packaged model, an .onnx "
+                "file, or a .pt under a directory given with --models-dir DIR",
+            ))  # fmt: skip
+    return issues
 
 
 @functools.lru_cache(maxsize=8)

@@ -1,13 +1,19 @@
 """``yolo.dice``: the shipped dice detector finds the dice, classical code reads their pips.
 
 The network (``grounding/models/dice_yolov8n.onnx``, trained by this project on
-its synthetic dice) proposes die boxes; each box is snapped to the white face
-under it and the pips on that face are counted by ``opencv.dice``'s counter.
-Pips are 6-10 px at the network's input size, too small for a detector trained
-this briefly; the pixel reading is exact where the face is clean. Boxes with
-no readable face, and die-sized white faces no box covers, come back with
-``pips: None`` so the verifier rejects them and the question is withheld
-rather than answered wrongly.
+domain-randomised dice: see the model card) proposes die boxes. Each box is
+snapped to the face under it: the face's colour is the median colour of the
+box's centre, and the face is the connected region of that colour (pips
+filled in) that best covers the box, so white, red, blue or black faces are
+read alike. The pips on that face are counted by ``opencv.dice``'s counter
+(lighter or darker than the face). A box whose face cannot be read keeps its
+detector bounds and gets ``pips: None`` with the ``problem``, so a verifier
+checking the field schema rejects it and the question is withheld rather than
+answered wrongly.
+
+Self-check: the residue check shared by the CV proposers (compact regions
+contrasting with their surroundings, of a die's size, that no box covers) is
+``unexplained``: a die the network missed withholds the question.
 """
 
 from __future__ import annotations
@@ -17,15 +23,15 @@ from typing import Any, ClassVar
 import cv2
 import numpy as np
 
+from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cv import box
-from groundeval.grounding.proposers._cv import iou as _iou
-from groundeval.grounding.proposers.opencv_dice import count_pips
+from groundeval.grounding.proposers import opencv_dice
+from groundeval.grounding.proposers._cv import Review, box
+from groundeval.grounding.proposers._residue import contrast_map, sizes_from, unexplained_regions
 from groundeval.grounding.proposers.yolo import YoloProposer
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
-__all__ = ["DICE_WEIGHTS", "YoloDiceProposer", "find_face", "missed_faces"]
+__all__ = ["DICE_WEIGHTS", "YoloDiceProposer", "find_face"]
 
 DICE_WEIGHTS = "dice_yolov8n.onnx"
 """The shipped detector, found in ``grounding/models/``."""
@@ -39,20 +45,21 @@ class YoloDiceProposer(YoloProposer):
     defaults: ClassVar[dict[str, Any]] = {
         **YoloProposer.defaults,
         "weights": DICE_WEIGHTS,
-        "conf": 0.15,
+        "conf": 0.25,
         "pip_radius_share": 0.085,
         "pip_dark_ratio": 0.55,
         "retry_pip_dark_ratio": 0.65,
-        "face_threshold_bounds": [100, 210],
-        "face_margin_share": 0.5,
+        "face_colour_distance": 40.0,
+        "face_margin_share": 0.35,
         "min_face_cover": 0.5,
-        "bare_white_share": 0.1,
         "min_side_px": 20.0,
         "max_face_aspect": 1.4,
+        "min_face_fill": 0.7,
+        "min_contrast": 28.0,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
-        """Retry: less confident boxes, darker cut for pips."""
+        """Retry: less confident boxes, a lower cut for pips."""
         params = super().adapt(params, feedback)
         params["pip_dark_ratio"] = params["retry_pip_dark_ratio"]
         return params
@@ -60,111 +67,89 @@ class YoloDiceProposer(YoloProposer):
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
-        """Die faces the network found, snapped to the white face, with pips read from the pixels.
+        """Die faces the network found, snapped to the face, with pips read from the pixels.
 
-        Each box is replaced by the bounds of the face it lies on (a box that
-        covers half a die still gives the whole die); two boxes on the same face
-        keep the more confident one. A box with no readable face keeps its
-        detector bounds and gets ``pips: None`` with the ``problem``; so does a
-        die-sized white region no box covers (a die the detector missed).
+        Two boxes on the same face keep the more confident one; a box with no
+        readable face keeps its detector bounds and gets ``pips: None``.
         """
-        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
+        pip_params = {**opencv_dice.DiceProposer.defaults, **params}
         found: list[Element] = []
         detected = super().detect(image_bgr, spec, params)
         for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
-            face, problem = find_face(image_bgr, element.xyxy_px or [], params)
+            raw = element.xyxy_px or []
+            face, problem = find_face(lab, raw, params)
             fields: dict[str, Any] = {**element.fields, "pips": None}
-            xyxy = element.xyxy_px or []
+            xyxy = list(raw)
             if face is not None:
                 xyxy = list(_rect(face))
                 (_, _), (rw, rh), _ = cv2.minAreaRect(face)
-                fields["pips"], problem = count_pips(grey, face, float(np.sqrt(rw * rh)), params)
-                fields["detector_xyxy_px"] = element.xyxy_px
+                side = float(np.sqrt(rw * rh))
+                fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
+                fields["detector_xyxy_px"] = raw
             if problem:
                 fields["problem"] = problem
-            if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.5 for f in found if f.xyxy_px):
+            if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.4 for f in found if f.xyxy_px):
                 continue  # a second box on a face already read
-            if face is None and _duplicate_or_bare(image_bgr, xyxy, found, params):
-                continue
             found.append(box(xyxy, **fields))
-        found.extend(missed_faces(image_bgr, found, params))
         found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0.0, 0.0))
         return found
 
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """Contrasting die-sized regions no box covers (dice the network missed)."""
+        h, w = image_bgr.shape[:2]
+        min_area = 0.6 * float(params["min_side_px"]) ** 2
+        sizes = sizes_from(elements, min_area, (0.5 * min(h, w)) ** 2)
+        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
+        unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
+        return Review(unexplained, problems)
+
 
 def find_face(
-    image_bgr: np.ndarray, xyxy_px: list[float], params: dict[str, Any]
+    lab: np.ndarray, xyxy_px: list[float], params: dict[str, Any]
 ) -> tuple[np.ndarray | None, str]:
-    """The white square die face a detected box lies on (full-image contour), or why not.
+    """The die face a detected box lies on (full-image contour), or why not.
 
-    The face is looked for in the box plus a margin, so a box that covers only
-    part of a die still finds the whole face; a box with no white face under
-    it, or whose white region is not one square face (two dice merged), fails.
+    The face colour is the median Lab colour of the box's central half (pips
+    cover far less than half a face); the face is the region of that colour,
+    pips filled in, inside the box plus a margin, that covers most of the box.
     """
-    h, w = image_bgr.shape[:2]
+    h, w = lab.shape[:2]
+    if len(xyxy_px) != 4:
+        return None, "detector box has no bounds"
     bx1, by1, bx2, by2 = (float(v) for v in xyxy_px)
-    if min(bx2 - bx1, by2 - by1) < 6:
+    bw, bh = bx2 - bx1, by2 - by1
+    if min(bw, bh) < 6:
         return None, "box too small to read"
-    margin = float(params["face_margin_share"]) * max(bx2 - bx1, by2 - by1)
+    margin = float(params["face_margin_share"]) * max(bw, bh)
     x1, y1 = max(int(bx1 - margin), 0), max(int(by1 - margin), 0)
     x2, y2 = min(int(np.ceil(bx2 + margin)), w), min(int(np.ceil(by2 + margin)), h)
-    white = np.ascontiguousarray(image_bgr[y1:y2, x1:x2].min(axis=2))
-    otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    low, high = params["face_threshold_bounds"]
-    bright = (white > float(np.clip(otsu, low, high))).astype(np.uint8) * 255
-    mask = cv2.morphologyEx(bright, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    crop = lab[y1:y2, x1:x2].astype(np.float32)
+    cx1, cy1 = int(bx1 + bw / 4) - x1, int(by1 + bh / 4) - y1
+    centre = crop[cy1 : cy1 + max(int(bh / 2), 1), cx1 : cx1 + max(int(bw / 2), 1)]
+    colour = np.median(centre.reshape(-1, 3), axis=0)
+    dist = np.sqrt(((crop - colour) ** 2).sum(axis=2))
+    mask = (dist < float(params["face_colour_distance"])).astype(np.uint8) * 255
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    box_area = (bx2 - bx1) * (by2 - by1)
     target = (bx1 - x1, by1 - y1, bx2 - x1, by2 - y1)
+    box_area = max(bw * bh, 1.0)
     covered = [(_overlap(_rect(c), target) / box_area, c) for c in contours]
     share, face = max(covered, key=lambda t: t[0], default=(0.0, None))
     if face is None or share < float(params["min_face_cover"]):
-        return None, f"no white die face under the box ({share:.0%} covered)"
-    (_, _), (rw, rh), _ = cv2.minAreaRect(face)
+        return None, f"no die face of one colour under the box ({share:.0%} covered)"
+    hull = cv2.convexHull(face)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
     if max(rw, rh) > float(params["max_face_aspect"]) * max(min(rw, rh), 1.0):
-        return None, "the white region under the box is not one square face"
-    return face + np.array([x1, y1]), ""
-
-
-def _duplicate_or_bare(
-    image_bgr: np.ndarray, xyxy: list[float], found: list[Element], params: dict[str, Any]
-) -> bool:
-    """A face-less box whose white pixels all belong to faces already read (or that has none)."""
-    x1, y1, x2, y2 = (round(v) for v in xyxy)
-    if x2 <= x1 or y2 <= y1:
-        return True
-    white = image_bgr[y1:y2, x1:x2].min(axis=2) > float(params["face_threshold_bounds"][0])
-    for f in found:
-        fx1, fy1, fx2, fy2 = (round(v) for v in (f.xyxy_px or [0, 0, 0, 0]))
-        white[max(fy1 - y1, 0) : max(fy2 - y1, 0), max(fx1 - x1, 0) : max(fx2 - x1, 0)] = False
-    return bool(white.mean() < float(params["bare_white_share"]))
-
-
-def missed_faces(
-    image_bgr: np.ndarray, found: list[Element], params: dict[str, Any]
-) -> list[Element]:
-    """White regions of a die's size that no element covers: the detector missed a die.
-
-    They come back with ``pips: None`` so the verifier rejects them and the
-    question is withheld rather than answered with a die left out.
-    """
-    white = image_bgr.min(axis=2)
-    otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    low, high = params["face_threshold_bounds"]
-    mask = (white > float(np.clip(otsu, low, high))).astype(np.uint8) * 255
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    min_area = float(params["min_side_px"]) ** 2 * 0.6
-    extra = []
-    for contour in contours:
-        if cv2.contourArea(contour) < min_area:
-            continue
-        rect = _rect(contour)
-        area = max((rect[2] - rect[0]) * (rect[3] - rect[1]), 1.0)
-        if any(_overlap(rect, tuple(f.xyxy_px or [])) / area > 0.3 for f in found):
-            continue
-        extra.append(box(rect, pips=None, problem="a white face the detector did not find"))
-    return extra
+        return None, "the region under the box is not one square face"
+    if cv2.contourArea(hull) < float(params["min_face_fill"]) * rw * rh:
+        return None, "the region under the box is not one square face"
+    fx1, fy1, fx2, fy2 = _rect(hull)
+    if (fx2 - fx1) * (fy2 - fy1) > 2.5 * box_area:
+        return None, "the face colour spreads far beyond the box (face and table alike)"
+    return hull + np.array([x1, y1], np.int32), ""
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:

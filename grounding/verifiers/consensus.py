@@ -19,17 +19,10 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from groundeval.grounding._geometry import area_iou, element_xyxy, point_distance, same_object
 from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
-from groundeval.grounding.verifiers.offline import (
-    SETTINGS_KEY,
-    OfflineVerifier,
-    area_iou,
-    element_xyxy,
-    point_distance,
-    same_object,
-)
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.grounding.verifiers.offline import SETTINGS_KEY, OfflineVerifier
+from groundeval.state import Element, GroundSpec
 
 CONSENSUS_KEY = "consensus"
 """Key in ``GroundSpec.params`` whose dict overrides :class:`ConsensusVerifier` settings."""

@@ -6,8 +6,15 @@ Works behind any proposer, so a CV proposer with this verifier is the hybrid mod
 from __future__ import annotations
 
 from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
-from groundeval.judges._protocol import ImagePart, JudgeCall, JudgeError, JudgeRefusal
-from groundeval.judges._verify import VERIFY_SCHEMA, build_verify_prompt, parse_verification
+from groundeval.judges import (
+    VERIFY_SCHEMA,
+    ImagePart,
+    JudgeCall,
+    JudgeError,
+    JudgeRefusal,
+    build_verify_prompt,
+    parse_verification,
+)
 
 
 @register_verifier("judge")

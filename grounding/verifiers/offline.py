@@ -20,12 +20,16 @@ from typing import Any
 import numpy as np
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from shapely.errors import GEOSException
 
-from groundeval.grounding._geometry import geometry_of, iou, iou_matrix_xyxy
+from groundeval.grounding._geometry import (
+    SAME_OBJECT_IOU,
+    SAME_OBJECT_PX,
+    element_points,
+    element_xyxy,
+    same_object,
+)
 from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
-from groundeval.programs._model import GroundSpec
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 HELPER_KINDS: dict[str, tuple[str, ...]] = {
     "boxes": ("box",),
@@ -35,11 +39,6 @@ HELPER_KINDS: dict[str, tuple[str, ...]] = {
     "points": ("point",),
 }
 """Element kinds each helper may return."""
-
-SAME_OBJECT_IOU = 0.7
-"""Boxes or polygons overlapping by at least this IoU mark the same object."""
-SAME_OBJECT_PX = 3.0
-"""Points, lines and rays whose points all lie this close mark the same object."""
 
 SETTINGS_KEY = "offline_verifier"
 """Key in ``GroundSpec.params`` whose dict overrides :class:`OfflineVerifier` settings."""
@@ -186,60 +185,6 @@ class OfflineVerifier:
                     "this is among the least confident / smallest"
                 )
         return []
-
-
-def same_object(
-    a: Element, b: Element, *, min_iou: float = SAME_OBJECT_IOU, max_px: float = SAME_OBJECT_PX
-) -> bool:
-    """The one "same object" rule: same kind and near-identical geometry.
-
-    Boxes and polygons overlap by at least ``min_iou``; points, lines and rays have
-    every point within ``max_px`` (a line may be given in either direction). The
-    verifier's duplicate check, the loop's "already kept" test and consensus
-    matching (with looser tolerances) all use it.
-    """
-    if a.kind != b.kind:
-        return False
-    if a.kind in ("box", "polygon"):
-        return area_iou(a, b) >= min_iou
-    return point_distance(a, b) <= max_px
-
-
-def point_distance(a: Element, b: Element) -> float:
-    """Largest distance between corresponding points (inf when the shapes cannot correspond)."""
-    pa, pb = element_points(a), element_points(b)
-    if len(pa) != len(pb) or not pa:
-        return math.inf
-    far = max(math.dist(p, q) for p, q in zip(pa, pb, strict=True))
-    if a.kind == "line":
-        far = min(far, max(math.dist(p, q) for p, q in zip(pa, pb[::-1], strict=True)))
-    return far
-
-
-def element_points(e: Element) -> list[tuple[float, float]]:
-    """The element's defining points (a box gives its two corners)."""
-    if e.xyxy_px is not None:
-        x1, y1, x2, y2 = e.xyxy_px
-        return [(x1, y1), (x2, y2)]
-    return [(float(p[0]), float(p[1])) for p in e.points_px or []]
-
-
-def element_xyxy(e: Element) -> tuple[float, float, float, float]:
-    """Axis-aligned bounds of any element, in pixels."""
-    pts = element_points(e)
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def area_iou(a: Element, b: Element) -> float:
-    """Box IoU, or true polygon IoU (bounds IoU when a polygon is too broken for shapely)."""
-    if a.kind == "polygon":
-        try:
-            return float(iou(geometry_of(a), geometry_of(b)))
-        except (ValueError, GEOSException):
-            pass
-    boxes = np.array([element_xyxy(a), element_xyxy(b)])
-    return float(iou_matrix_xyxy(boxes[:1], boxes[1:])[0, 0])
 
 
 def _field_validators(spec: GroundSpec) -> dict[str, Draft202012Validator]:

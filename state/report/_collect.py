@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundeval.programs._model import Program
-from groundeval.programs._rescore import ArchivedOverride, read_override_archive
-from groundeval.programs._run import load_run_programs
+from groundeval.programs import ArchivedOverride, Program, load_run_programs, read_override_archive
 from groundeval.state._records import Decision, ItemResult, ItemUsage, StateFile
 from groundeval.state._store import RunStore, RunStoreError
 

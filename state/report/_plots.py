@@ -9,9 +9,9 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure
 
-from groundeval.benchmarks._intervals import interval_options
-from groundeval.benchmarks._suites import AXES, axis_table, item_axes, withheld_vs_strict
-from groundeval.benchmarks._suites import group_stats as suite_stats
+from groundeval.benchmarks import AXES, axis_table, item_axes, withheld_vs_strict
+from groundeval.benchmarks import group_stats as suite_stats
+from groundeval.programs.intervals import interval_options
 from groundeval.state._records import Usage
 from groundeval.state.report._collect import OUTCOMES, RunData, score_keys
 from groundeval.state.report._tables import group_intervals, group_stats, groups

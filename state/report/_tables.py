@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from statistics import fmean, median
 from typing import Any
 
-from groundeval.benchmarks._intervals import RATE_NAMES, interval_options, score_matrix
-from groundeval.benchmarks._stats import StatsInputError, bca_intervals, cell_seed
+from groundeval.programs.intervals import RATE_NAMES, interval_options, score_matrix
 from groundeval.programs.scoring import get_protocol
+from groundeval.programs.stats import StatsInputError, bca_intervals, cell_seed
 from groundeval.state._records import ItemResult, Usage
 from groundeval.state.report._collect import (
     ReportError,

@@ -1,0 +1,204 @@
+"""The residue check: object-like regions that no proposed element explains.
+
+A proposer that silently drops what falls outside its model (a red die to a
+white-dice detector) turns "I could not read it" into "there is nothing there".
+The residue check looks at the image independently of the proposer's model:
+
+1. a *contrast map* on a copy at most ``WORK_SIDE_PX`` on its long side: the
+   Lab colour distance of every pixel from the mean of a window about three
+   objects wide (its local background), cut at ``min_contrast`` or at
+   ``spread_factor`` times the map's median, whichever is higher, so a textured
+   table (wood grain, cloth) must be out-contrasted, not merely matched;
+2. its connected regions, holes filled, kept when *compact* (solidity,
+   aspect of the minimum-area rectangle) and of a size comparable to what was
+   found (or to the spec's size hints when nothing was);
+3. a region mostly outside every element's box is *unexplained* (a box with a
+   ``reason``); the loop withholds the question while any remain.
+
+Regions too many to be objects, or a contrast map lit up over much of the image,
+are a *problem* (texture, clutter) rather than a long list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from groundeval.grounding._geometry import element_xyxy as bounds
+from groundeval.grounding.proposers._cv import box
+from groundeval.state import Element
+
+WORK_SIDE_PX = 200
+"""Long side of the copy the check works on (keeps it to a few milliseconds)."""
+TEXTURE_SIGMA_PX = 1.5
+"""Blur (in work-copy pixels) that averages texture before contrasts are measured."""
+BACKGROUND_SIDE_PX = 96
+"""Long side of the copy the local background (a median) is estimated on."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Expected object size: areas in full-image pixels, and the local window."""
+
+    min_area_px: float
+    max_area_px: float
+    window_px: float
+
+
+@dataclass
+class ContrastMap:
+    """Foreground regions of an image by local colour contrast (a downscaled copy)."""
+
+    scale: float
+    distance: np.ndarray
+    """Lab distance of each pixel of the copy from its local mean."""
+    mask: np.ndarray
+    """Pixels contrasting enough (0/255), opened and with holes filled."""
+    level: float
+    """The distance cut actually used."""
+
+
+def contrast_map(
+    image_bgr: np.ndarray,
+    window_px: float,
+    min_contrast: float = 28.0,
+    spread_factor: float = 3.0,
+) -> ContrastMap:
+    """Pixels that differ from their surroundings (``window_px`` wide, full-image pixels)."""
+    h, w = image_bgr.shape[:2]
+    step = max(1, int(np.ceil(max(h, w) / WORK_SIDE_PX)))
+    small = image_bgr
+    if step > 1:  # whole-number steps: OpenCV's area resize is fast for those
+        small = cv2.resize(image_bgr, (max(1, w // step), max(1, h // step)),
+                           interpolation=cv2.INTER_AREA)  # fmt: skip
+    scale = small.shape[1] / w
+    # a light blur averages fine texture (wood grain, weave) into its mean colour
+    lab8 = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2LAB), (0, 0), TEXTURE_SIGMA_PX)
+    background = local_background(lab8, window_px * scale)
+    distance = lab_distance(lab8, background)
+    distance = cv2.blur(distance, (3, 3))
+    level = max(float(min_contrast), spread_factor * float(np.median(distance[::3, ::3])))
+    raw = (distance > level).astype(np.uint8) * 255
+    closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    mask = np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    filled = np.zeros_like(mask)
+    cv2.drawContours(filled, contours, -1, 255, -1)
+    return ContrastMap(scale, distance, filled, level)
+
+
+def lab_distance(lab8: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """Per-pixel Euclidean distance between two Lab images (OpenCV ops: a few times numpy's)."""
+    diff = cv2.subtract(lab8.astype(np.float32), background)
+    squared = cv2.multiply(diff, diff)
+    summed = cv2.transform(squared, np.ones((1, 3), np.float32))
+    return np.asarray(cv2.sqrt(summed)).reshape(lab8.shape[:2])
+
+
+def local_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
+    """Median colour of a ``window_px`` neighbourhood (objects under half of it vanish).
+
+    Computed on a copy about ``BACKGROUND_SIDE_PX`` long, so the median filter stays cheap,
+    then brought back to the input's size.
+    """
+    sh, sw = lab8.shape[:2]
+    step = max(1, int(np.ceil(max(sh, sw) / BACKGROUND_SIDE_PX)))
+    tiny = lab8
+    if step > 1:
+        tiny = cv2.resize(lab8, (max(1, sw // step), max(1, sh // step)),
+                          interpolation=cv2.INTER_AREA)  # fmt: skip
+    f = tiny.shape[1] / sw
+    th, tw = tiny.shape[:2]
+    k = int(np.clip(window_px * f, 3, max(3, min(th, tw) - 1))) | 1
+    med = cv2.medianBlur(tiny, k) if min(th, tw) > k else tiny
+    up = cv2.resize(med, (sw, sh), interpolation=cv2.INTER_LINEAR)
+    return np.asarray(up, dtype=np.float32)
+
+
+def sizes_from(
+    elements: list[Element],
+    hint_min_area_px: float,
+    hint_max_area_px: float,
+    low_share: float = 0.45,
+) -> Sizes:
+    """Comparable sizes: ``low_share`` of the smallest to 2.5x the largest found, else hints."""
+    areas = [
+        (x2 - x1) * (y2 - y1)
+        for x1, y1, x2, y2 in (bounds(e) for e in elements)
+        if x2 > x1 and y2 > y1
+    ]
+    if areas:
+        low, high = float(min(areas)), float(max(areas))
+        return Sizes(low_share * low, 2.5 * high, 3.0 * float(np.sqrt(high)))
+    side = float(np.sqrt(max(hint_min_area_px, 1.0)))
+    return Sizes(hint_min_area_px, hint_max_area_px, 6.0 * side)
+
+
+def unexplained_regions(
+    cmap: ContrastMap,
+    elements: list[Element],
+    sizes: Sizes,
+    what: str,
+    min_solidity: float = 0.8,
+    max_aspect: float = 2.6,
+    covered_share: float = 0.3,
+    min_roundness: float = 0.0,
+) -> tuple[list[Element], list[str]]:
+    """Compact, contrasting regions of a comparable size that no element's box covers.
+
+    ``min_roundness`` (area over that of the enclosing circle: 1 for a disc, 0.64 for a
+    square) lets round-object proposers ignore cards and books on the table.
+    """
+    sh, sw = cmap.mask.shape
+    s = cmap.scale
+    covered = np.zeros((sh, sw), np.uint8)
+    for e in elements:
+        x1, y1, x2, y2 = bounds(e)
+        cv2.rectangle(
+            covered,
+            (int(x1 * s) - 1, int(y1 * s) - 1),
+            (int(np.ceil(x2 * s)) + 1, int(np.ceil(y2 * s)) + 1),
+            1,
+            -1,
+        )
+    contours, _ = cv2.findContours(cmap.mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    found: list[Element] = []
+    compact = 0
+    for contour in contours:
+        area = float(cv2.contourArea(contour)) / (s * s)
+        if area < sizes.min_area_px or area > sizes.max_area_px:
+            continue
+        hull = float(cv2.contourArea(cv2.convexHull(contour))) / (s * s)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+        aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
+        if hull <= 0 or area / hull < min_solidity or aspect > max_aspect:
+            continue
+        if min_roundness > 0:
+            _, radius = cv2.minEnclosingCircle(contour)
+            if area * s * s / (np.pi * max(radius, 1e-6) ** 2) < min_roundness:
+                continue
+        compact += 1
+        x, y, bw, bh = cv2.boundingRect(contour)
+        share = float(covered[y : y + bh, x : x + bw].mean()) if bw and bh else 1.0
+        if share >= covered_share:
+            continue
+        xyxy = (x / s, y / s, (x + bw) / s, (y + bh) / s)
+        found.append(
+            box(
+                xyxy,
+                reason=f"a compact region of {area:.0f} px contrasting with its surroundings "
+                f"that no {what} covers",
+            )
+        )
+    problems: list[str] = []
+    lit = float((cmap.mask > 0).mean())
+    if lit > 0.5:
+        problems.append(
+            f"{lit:.0%} of the image contrasts with its surroundings: texture or clutter, "
+            "objects cannot be told apart"
+        )
+    if compact > 60:
+        problems.append(f"{compact} object-like regions: too cluttered to count")
+    return found, problems

@@ -1,0 +1,175 @@
+"""Proposers that know their limits: wider competence, residue, clutter and bad input.
+
+Images are drawn here (the tuning generators' drawing helpers, fixed seeds), so the
+expected answers come from what was drawn, not from a run of the proposer.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from groundeval.benchmarks.synthetic import _effects as fx
+from groundeval.benchmarks.synthetic._tuning import FACES, METALS, draw_coin, draw_die
+from groundeval.grounding.proposers import opencv_circles, opencv_contours, opencv_dice
+from groundeval.grounding.proposers._cv import CVProposer
+from groundeval.programs._model import GroundSpec
+
+TABLE_BGR = (35, 70, 120)  # brown: no face style is camouflaged on it
+
+
+def _spec(proposer: str = "opencv.dice", **params: object) -> GroundSpec:
+    return GroundSpec(helper="boxes", proposer=proposer, params=dict(params))
+
+
+def _dice_image(
+    style: str, pips: list[int], pip_share: float = 0.085, table: np.ndarray | None = None
+) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    img = table.copy() if table is not None else np.full((480, 640, 3), TABLE_BGR, np.uint8)
+    for i, n in enumerate(pips):
+        die = {"cx": 140.0 + 180 * i, "cy": 240.0, "side": 70.0, "angle": 12.0 * i, "pips": n,
+               "style": style}  # fmt: skip
+        draw_die(img, die, pip_share, rng, shadow=False)
+    return fx.jpeg(fx.noise(img, rng, 3.0), 80)
+
+
+def _decided(proposal: object) -> bool:
+    return not (proposal.unexplained or proposal.problems)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("style", ["red", "blue", "black", "green", "white"])
+def test_dice_of_any_face_colour_are_read(style: str) -> None:
+    pips = [3, 5, 2]
+    proposal = opencv_dice.DiceProposer().run(_dice_image(style, pips), _spec())
+    assert _decided(proposal), (proposal.unexplained, proposal.problems)
+    by_x = sorted(proposal.elements, key=lambda e: (e.xyxy_px or [0])[0])
+    assert [e.fields["pips"] for e in by_x] == pips
+
+
+def test_light_pips_on_a_dark_face() -> None:
+    assert FACES["black"][1] > FACES["black"][0]  # the pips really are lighter than the face
+    proposal = opencv_dice.DiceProposer().run(_dice_image("black", [6, 4]), _spec())
+    assert sorted(e.fields["pips"] for e in proposal.elements) == [4, 6]
+
+
+def test_a_die_outside_the_model_is_unexplained_not_absent() -> None:
+    # with the coloured-face path off, the proposer only knows white dice: a red die
+    # must come back as an unexplained region, never as "no dice"
+    proposal = opencv_dice.DiceProposer().run(_dice_image("red", [4]), _spec(colour_faces=False))
+    assert proposal.elements == []
+    assert len(proposal.unexplained) == 1
+    x1, y1, x2, y2 = proposal.unexplained[0].xyxy_px or [0, 0, 0, 0]
+    assert x1 < 140 < x2 and y1 < 240 < y2
+    assert "no die face covers" in proposal.unexplained[0].fields["reason"]
+
+
+@pytest.mark.parametrize("pips", [6, 4, 5])
+def test_merged_pips_are_split_or_refused_never_miscounted(pips: int) -> None:
+    # pips of 0.14 x side on a 6 face overlap their neighbours (rows 0.25 side apart)
+    image = _dice_image("ivory", [pips], pip_share=0.14)
+    (face,) = opencv_dice.DiceProposer().run(image, _spec()).elements
+    if face.fields["pips"] is None:
+        assert "pip" in face.fields["problem"]
+    else:
+        assert face.fields["pips"] == pips
+
+
+def test_merged_six_is_split_by_the_distance_transform() -> None:
+    (face,) = opencv_dice.DiceProposer().run(_dice_image("white", [6], 0.14), _spec()).elements
+    assert face.fields["pips"] == 6
+
+
+def test_coins_of_several_metals_on_wood() -> None:
+    rng = np.random.default_rng(3)
+    img = fx.wood_grain(rng, fx.SIZE_WH)
+    centres = [(120.0, 120.0, 34.0), (320.0, 150.0, 40.0), (500.0, 320.0, 30.0), (200, 340, 36)]
+    for (cx, cy, r), metal in zip(centres, ["gold", "silver", "copper", "gold"], strict=True):
+        draw_coin(img, (cx, cy), r, METALS[metal], rng, shadow=False)
+    proposal = opencv_contours.ContoursProposer().run(img, _spec("opencv.contours"))
+    assert _decided(proposal), (proposal.unexplained, proposal.problems)
+    assert len(proposal.elements) == len(centres)
+    for e in proposal.elements:
+        x1, y1, x2, y2 = e.xyxy_px or [0, 0, 0, 0]
+        assert any(x1 <= cx <= x2 and y1 <= cy <= y2 for cx, cy, _ in centres)
+
+
+def test_scikit_image_coins_at_defaults() -> None:
+    data = pytest.importorskip("skimage.data")
+    photo = data.coins()
+    proposal = opencv_contours.ContoursProposer().run(photo, _spec("opencv.contours"))
+    assert _decided(proposal), (proposal.unexplained, proposal.problems)
+    assert len(proposal.elements) == 24  # counted by eye: 4 rows of 6
+    assert all(e.fields["radius_px"] is not None for e in proposal.elements)
+
+
+def test_hough_on_wood_grain_is_not_trusted() -> None:
+    rng = np.random.default_rng(5)
+    img = fx.wood_grain(rng, fx.SIZE_WH)
+    proposal = opencv_circles.CirclesProposer().run(img, _spec("opencv.circles"))
+    # no disc was drawn: any circle Hough reports must come with a problem
+    assert not proposal.elements or proposal.problems
+
+
+def test_self_check_can_be_skipped_for_timing() -> None:
+    image = _dice_image("red", [2])
+    full = opencv_dice.DiceProposer().run(image, _spec())
+    bare = opencv_dice.DiceProposer().run(image, _spec(), checks=False)
+    assert [e.fields for e in bare.elements] == [e.fields for e in full.elements]
+    assert bare.unexplained == [] and bare.problems == []
+
+
+PROPOSERS = [
+    opencv_dice.DiceProposer,
+    opencv_contours.ContoursProposer,
+    opencv_circles.CirclesProposer,
+    opencv_circles.BlobsProposer,
+]
+
+
+@pytest.mark.parametrize("factory", PROPOSERS)
+@pytest.mark.parametrize(
+    ("what", "image"),
+    [
+        ("empty", np.zeros((0, 0, 3), np.uint8)),
+        ("tiny", np.full((3, 3, 3), 200, np.uint8)),
+        ("uniform", np.full((480, 640, 3), 128, np.uint8)),
+        ("uniform grey", np.full((300, 400), 30, np.uint8)),
+    ],
+)
+def test_bad_input_is_a_problem_not_an_exception(
+    factory: type[CVProposer], what: str, image: np.ndarray
+) -> None:
+    proposal = factory().run(image, _spec(factory.name))
+    assert proposal.elements == []
+    assert proposal.problems, f"{what}: a proposal on nothing must say why it is useless"
+
+
+def test_huge_image_is_read() -> None:
+    img = np.full((3000, 4000, 3), TABLE_BGR, np.uint8)
+    rng = np.random.default_rng(1)
+    draw_die(img, {"cx": 2000.0, "cy": 1500.0, "side": 300.0, "angle": 0.0, "pips": 5,
+                   "style": "white"}, 0.085, rng, shadow=False)  # fmt: skip
+    proposal = opencv_dice.DiceProposer().run(img, _spec())
+    assert [e.fields["pips"] for e in proposal.elements] == [5]
+    assert _decided(proposal)
+
+
+def test_bad_image_types_are_named() -> None:
+    with pytest.raises(ValueError, match="uint8"):
+        opencv_dice.DiceProposer().run(np.zeros((10, 10, 3), np.float64), _spec())
+    with pytest.raises(ValueError, match="shape"):
+        opencv_contours.ContoursProposer().run(np.zeros((4, 4, 5), np.uint8), _spec())
+
+
+def test_contrasting_square_of_a_die_size_is_flagged_for_coins() -> None:
+    # a coin proposer ignores squares (cards) but not an unread disc darker than the table
+    img = np.full((480, 640, 3), (150, 190, 200), np.uint8)  # light table
+    cv2.circle(img, (200, 240), 35, (245, 245, 250), -1, cv2.LINE_AA)  # a bright coin
+    cv2.circle(img, (420, 240), 35, (40, 60, 90), -1, cv2.LINE_AA)  # a dark bronze coin
+    proposal = opencv_contours.ContoursProposer().run(img, _spec("opencv.contours"))
+    assert len(proposal.elements) == 1
+    assert len(proposal.unexplained) == 1
+    x1, _, x2, _ = proposal.unexplained[0].xyxy_px or [0, 0, 0, 0]
+    assert x1 < 420 < x2
