@@ -30,7 +30,8 @@ def mount(app: typer.Typer) -> None:
     for name in ("bizgeneval_app", "dsg_app", "ueval_app"):
         sub = getattr(bench, name, None)
         if sub is not None:
-            BENCHMARKS.register(name.removesuffix("_app"), origin=f"{bench.__name__}:{name}")(sub)
+            origin = f"groundeval.benchmarks.cli:{name}"
+            BENCHMARKS.register(name.removesuffix("_app"), origin=origin)(sub)
     for name in ("agree_command", "leaderboard_command", "compare_command"):
         command = getattr(bench, name, None)
         if command is not None:

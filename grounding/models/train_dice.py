@@ -158,8 +158,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             project=str(work / "runs"), name="dice", exist_ok=True, verbose=False,
         )  # fmt: skip
         train_s = time.perf_counter() - t1
-        # the final epoch's weights (from scratch, mAP is 0 for the first ~5 epochs here
-        # and still rising at the last one); validated once, below
+        # the final epoch's weights (mAP is still rising at the last one of a short run);
+        # validated once, below
         last = work / "runs" / "dice" / "weights" / "last.pt"
         shutil.copyfile(last, out / f"{STEM}.pt")
         final = YOLO(str(out / f"{STEM}.pt"))

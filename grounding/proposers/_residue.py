@@ -145,11 +145,14 @@ def unexplained_regions(
     max_aspect: float = 2.6,
     covered_share: float = 0.3,
     min_roundness: float = 0.0,
+    min_rect_fill: float = 0.0,
 ) -> tuple[list[Element], list[str]]:
     """Compact, contrasting regions of a comparable size that no element's box covers.
 
     ``min_roundness`` (area over that of the enclosing circle: 1 for a disc, 0.64 for a
-    square) lets round-object proposers ignore cards and books on the table.
+    square) lets round-object proposers ignore cards and books on the table;
+    ``min_rect_fill`` (area over the minimum-area rectangle: 1 for a square, 0.79 for a
+    disc) lets square-object proposers ignore tokens and coins.
     """
     sh, sw = cmap.mask.shape
     s = cmap.scale
@@ -174,6 +177,8 @@ def unexplained_regions(
         (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
         aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
         if hull <= 0 or area / hull < min_solidity or aspect > max_aspect:
+            continue
+        if area * s * s / max(rw * rh, 1e-6) < min_rect_fill:
             continue
         if min_roundness > 0:
             _, radius = cv2.minEnclosingCircle(contour)

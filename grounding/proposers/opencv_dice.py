@@ -45,6 +45,10 @@ from groundeval.grounding.proposers._residue import (
 from groundeval.state import Element, GroundSpec
 
 NOT_A_FACE = "blob that is not one die face"
+RESIDUE_RECT_FILL = 0.84
+"""How square an uncovered region must be to count as a missed die (a disc fills 0.79)."""
+RESIDUE_CONTRAST = 18.0
+"""Lab distance from the local background at which an uncovered die-sized region is flagged."""
 
 
 @register_proposer("opencv.dice")
@@ -141,9 +145,11 @@ class DiceProposer(CVProposer):
         h, w = image_bgr.shape[:2]
         hint_max = (float(params["max_side_share"]) * min(h, w)) ** 2
         sizes = sizes_from(elements, 0.6 * float(params["min_side_px"]) ** 2, hint_max)
-        if cmap is None:
-            cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
-        unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
+        # the residue looks harder than detection: a die too faint to read must still show
+        cmap = contrast_map(image_bgr, sizes.window_px, RESIDUE_CONTRAST)
+        unexplained, problems = unexplained_regions(
+            cmap, elements, sizes, "die face", min_rect_fill=RESIDUE_RECT_FILL
+        )
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         return Review(unexplained, problems)

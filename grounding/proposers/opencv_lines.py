@@ -58,44 +58,41 @@ class LinesProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Return at most one ray: the needle from tail to tip."""
+        return self._find(image_bgr, params)[0]
+
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """The needle, and a problem when a second line as long passes the centre."""
+        found, near = self._find(image_bgr, params)
+        if len(found) != 1:
+            return found, Review()
+        rival = _rival_share(near, found[0], float(params["cluster_deg"]))
+        if rival < SECOND_NEEDLE_SHARE:
+            return found, Review()
+        problem = (
+            f"a second line through the centre carries {rival:.0%} of the needle's length: "
+            "two pointers, or a shadow"
+        )
+        return found, Review(problems=[problem])
+
+    def _find(
+        self, image_bgr: np.ndarray, params: dict[str, Any]
+    ) -> tuple[list[Element], np.ndarray]:
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
         grey = cv2.GaussianBlur(grey, (5, 5), 0)
         center, radius = dial(grey, params)
         segments = line_segments(grey, params)
         if len(segments) == 0:
-            return []
+            return [], np.zeros((0, 4))
         tol = float(params["center_tolerance_share"]) * radius
         reach = float(params["reach_share"]) * radius
-        near = [
-            s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach
-        ]
-        if not near:
-            return []
-        return [_needle(np.array(near), center, params)]
-
-    def self_check(
-        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
-    ) -> Review:
-        """A second line as long as the needle through the centre: which one is the needle?"""
-        if len(elements) != 1 or not elements[0].points_px:
-            return Review()
-        grey = cv2.GaussianBlur(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-        center, radius = dial(grey, params)
-        segments = line_segments(grey, params)
-        tol = float(params["center_tolerance_share"]) * radius
-        reach = float(params["reach_share"]) * radius
-        near = [
-            s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach
-        ]
-        rival = _rival_share(np.array(near), elements[0], float(params["cluster_deg"]))
-        if rival >= SECOND_NEEDLE_SHARE:
-            return Review(
-                problems=[
-                    f"a second line through the centre carries {rival:.0%} of the needle's "
-                    "length: two pointers, or a shadow"
-                ]
-            )
-        return Review()
+        near = np.array(
+            [s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach]
+        )
+        if len(near) == 0:
+            return [], np.zeros((0, 4))
+        return [_needle(near, center, params)], near
 
 
 SECOND_NEEDLE_SHARE = 0.6
