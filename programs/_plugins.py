@@ -45,6 +45,10 @@ def load_plugin(path: str | Path) -> dict[str, list[str]]:
         return {kind: list(names) for kind, names in _LOADED[resolved].items()}
     if not resolved.is_file() or resolved.suffix != ".py":
         raise ValueError(f"--plugins {path}: expected an existing .py file")
+    already = _imported_as(resolved)
+    if already is not None:  # imported normally (e.g. a test's conftest): already registered
+        _LOADED[resolved] = _registered_by(already)
+        return {kind: list(names) for kind, names in _LOADED[resolved].items()}
     name = plugin_module_name(resolved)
     spec = importlib.util.spec_from_file_location(name, resolved)
     if spec is None or spec.loader is None:
@@ -61,13 +65,26 @@ def load_plugin(path: str | Path) -> dict[str, list[str]]:
         raise ValueError(
             f"--plugins {path}: importing it failed: {type(exc).__name__}: {exc}"
         ) from exc
-    added = {
-        kind: names
-        for kind, registry in Registry.registries().items()
-        if (names := registry.from_module(name))
-    }
+    added = _registered_by(name)
     _LOADED[resolved] = added
     return {kind: list(names) for kind, names in added.items()}
+
+
+def _registered_by(module: str) -> dict[str, list[str]]:
+    return {
+        kind: names
+        for kind, registry in Registry.registries().items()
+        if (names := registry.from_module(module))
+    }
+
+
+def _imported_as(path: Path) -> str | None:
+    """The name of an already imported module loaded from ``path``, if any."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve() == path:
+            return name
+    return None
 
 
 def load_plugins(paths: list[Path] | None) -> dict[str, list[str]]:

@@ -173,3 +173,31 @@ def test_contrasting_square_of_a_die_size_is_flagged_for_coins() -> None:
     assert len(proposal.unexplained) == 1
     x1, _, x2, _ = proposal.unexplained[0].xyxy_px or [0, 0, 0, 0]
     assert x1 < 420 < x2
+
+
+def test_two_needles_are_a_problem() -> None:
+    from groundeval.grounding.proposers import opencv_lines
+
+    img = np.full((400, 400, 3), 235, np.uint8)
+    cv2.circle(img, (200, 200), 180, (40, 40, 40), 3, cv2.LINE_AA)
+    cv2.line(img, (200, 200), (200, 50), (20, 20, 20), 6, cv2.LINE_AA)  # one needle up
+    one = opencv_lines.LinesProposer().run(img, GroundSpec(helper="line", proposer="opencv.lines"))
+    assert len(one.elements) == 1 and not one.problems
+    cv2.line(img, (200, 200), (350, 200), (20, 20, 20), 6, cv2.LINE_AA)  # and one as long, right
+    two = opencv_lines.LinesProposer().run(img, GroundSpec(helper="line", proposer="opencv.lines"))
+    assert two.problems and "second line" in two.problems[0]
+
+
+def test_regions_beyond_max_regions_are_unexplained() -> None:
+    from groundeval.grounding.proposers import opencv_color
+
+    img = np.full((300, 400, 3), (200, 120, 60), np.uint8)
+    yellow = (0, 220, 240)
+    cv2.circle(img, (100, 150), 40, yellow, -1)
+    cv2.circle(img, (300, 150), 35, yellow, -1)
+    spec = GroundSpec(helper="boundary", proposer="opencv.color_region")
+    proposal = opencv_color.ColorRegionProposer().run(img, spec)
+    assert len(proposal.elements) == 1  # max_regions defaults to 1
+    (extra,) = proposal.unexplained
+    x1, _, x2, _ = extra.xyxy_px or [0, 0, 0, 0]
+    assert x1 < 300 < x2
