@@ -12,7 +12,8 @@ checking the field schema rejects it and the question is withheld rather than
 answered wrongly.
 
 Self-check: the residue check shared by the CV proposers (compact regions
-contrasting with their surroundings, of a die's size, that no box covers) is
+contrasting with their surroundings, of a die's size, that no box covers) and
+square regions of a read face's colour and size that no box covers are
 ``unexplained``: a die the network missed withholds the question.
 """
 
@@ -104,7 +105,51 @@ class YoloDiceProposer(YoloProposer):
         sizes = sizes_from(elements, min_area, (0.5 * min(h, w)) ** 2)
         cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
+        unexplained += same_colour_faces(image_bgr, elements, unexplained, params)
         return Review(unexplained, problems)
+
+
+def same_colour_faces(
+    image_bgr: np.ndarray, elements: list[Element], known: list[Element], params: dict[str, Any]
+) -> list[Element]:
+    """Face-sized, square regions of a read face's colour that no box covers (missed dice).
+
+    Dice in one scene often share a colour; on a busy texture the contrast map
+    may not single a missed die out, but its colour does.
+    """
+    lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    faces = [e for e in elements if e.fields.get("pips") is not None and e.xyxy_px]
+    boxes = [e.xyxy_px for e in [*elements, *known] if e.xyxy_px]
+    extra: list[Element] = []
+    for face in faces:
+        x1, y1, x2, y2 = (int(v) for v in face.xyxy_px or [])
+        bw, bh = x2 - x1, y2 - y1
+        centre = lab[y1 + bh // 4 : y2 - bh // 4, x1 + bw // 4 : x2 - bw // 4]
+        if centre.size == 0:
+            continue
+        colour = np.median(centre.reshape(-1, 3), axis=0)
+        dist = np.sqrt(((lab - colour) ** 2).sum(axis=2))
+        mask = (dist < float(params["face_colour_distance"])).astype(np.uint8) * 255
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        area = float(bw * bh)
+        for contour in contours:
+            hull = cv2.convexHull(contour)
+            rect = _rect(hull)
+            hull_area = (rect[2] - rect[0]) * (rect[3] - rect[1])
+            if not 0.4 * area <= hull_area <= 2.0 * area:
+                continue
+            (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+            if max(rw, rh) > 1.5 * max(min(rw, rh), 1.0):
+                continue
+            if cv2.contourArea(hull) < 0.6 * rw * rh:
+                continue
+            if any(_overlap(rect, tuple(b)) > 0.3 * hull_area for b in boxes):
+                continue
+            boxes.append(list(rect))
+            why = "a face of the read dice's colour that no box covers"
+            extra.append(box(rect).model_copy(update={"reason": why}))
+    return extra
 
 
 def find_face(
