@@ -248,9 +248,7 @@ async def _propose(
     request = ProposeRequest(
         run.image_bgr, run.image, spec, run.ask, feedback, run.judge, run.item_id, run.question_id
     )
-    proposal: Proposal = await _stage(
-        who, index, Proposal, partial(proposer.propose, request)
-    )
+    proposal: Proposal = await _stage(who, index, Proposal, partial(proposer.propose, request))
     for what, kind in (("elements", Element), ("unexplained", Element), ("problems", str),
                        ("dropped", str)):  # fmt: skip
         items = getattr(proposal, what)
@@ -267,9 +265,7 @@ async def _verify(
 ) -> Verification:
     """One verifier call, its result checked like a proposal's."""
     who = f"verifier {spec.verifier!r}"
-    verdicts: Verification = await _stage(
-        who, index, Verification, partial(verifier.verify, check)
-    )
+    verdicts: Verification = await _stage(who, index, Verification, partial(verifier.verify, check))
     for what, kind in (("elements", Element), ("missing", str)):
         items = getattr(verdicts, what)
         if not isinstance(items, list) or not all(isinstance(x, kind) for x in items):

@@ -10,7 +10,7 @@ import tests._fixtures  # noqa: F401  (registers test.boxes / test.accept)
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
-"""Real benchmark data carried in the repository (with upstream licences): no test reads outside it."""
+"""Benchmark data carried in the repository (upstream licences kept): no test reads outside it."""
 
 
 def write_image(path: Path, width: int = 64, height: int = 48, colour=(40, 120, 40)) -> Path:
