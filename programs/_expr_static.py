@@ -13,6 +13,7 @@ import io
 import math
 import tokenize
 from functools import lru_cache
+from typing import Any
 
 from groundeval.programs._views import CheckError
 
@@ -417,19 +418,29 @@ def _literal_items_kind(node: ast.AST, kinds: dict[int, str | None]) -> str | No
     return _family(found.pop() or "")
 
 
+def value_kind(value: Any) -> str | None:
+    """The language's kind of a value (None: not one of them); static and run time agree."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, set | frozenset):
+        return "set"
+    if value is None:
+        return "none"
+    return None
+
+
 def _own_kind(node: ast.AST, kinds: dict[int, str | None]) -> str | None:
     """The kind of a node's value when it is known without running anything."""
     if isinstance(node, ast.Expression):
         return kinds.get(id(node.body))
     if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, bool):
-            return "bool"
-        if isinstance(value, int | float):
-            return "number"
-        if isinstance(value, str):
-            return "str"
-        return "none" if value is None else None
+        return value_kind(node.value)
     if isinstance(node, ast.Name):
         return _NAME_KINDS.get(node.id)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

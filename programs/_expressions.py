@@ -50,6 +50,7 @@ from groundeval.programs._expr_static import (
     MAX_SEQUENCE,
     comparable,
     parse_expression,
+    value_kind,
 )
 from groundeval.programs._views import (
     CheckError,
@@ -135,23 +136,6 @@ class TypeMismatch(CheckError):
     """Two values of kinds that cannot meet were compared (``3 == "3"``)."""
 
 
-def _kind(value: Any) -> str | None:
-    """The static language's kind of a runtime value (None: not one of them)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, set | frozenset):
-        return "set"
-    if value is None:
-        return "none"
-    return None
-
-
 _KIND_NOUNS = {
     "bool": "boolean",
     "number": "number",
@@ -196,7 +180,7 @@ def _comparison(op: ast.cmpop, fn: Callable[[Any, Any], Any]) -> Callable[[Any, 
     def compare(a: Any, b: Any) -> Any:
         if (type(a), type(b)) in fine:
             return fn(a, b)
-        ka, kb = _kind(a), _kind(b)
+        ka, kb = value_kind(a), value_kind(b)
         if ka is not None and kb is not None:
             if not comparable(ka, kb, op):
                 raise _mismatch(op, a, b, ka, kb)
@@ -211,17 +195,17 @@ def _membership(op: ast.cmpop, negate: bool) -> Callable[[Any, Any], bool]:
     """``in`` refusing a number looked for among strings (or the reverse)."""
 
     def member(needle: Any, container: Any) -> bool:
-        kn, kc = _kind(needle), _kind(container)
+        kn, kc = value_kind(needle), value_kind(container)
         if kc == "str" and kn is not None and kn != "str":
             raise _mismatch(op, needle, container, kn, kc)
         if kc in ("number", "bool", "none"):
             raise TypeMismatch(f"'{_SYMBOLS[type(op)]}' looks inside a {_KIND_NOUNS[kc or '']}")
         if kc in ("list", "set") and kn in ("number", "bool", "str") and container:
-            families = {"number" if k == "bool" else k for k in map(_kind, container)}
+            families = {"number" if k == "bool" else k for k in map(value_kind, container)}
             want = "number" if kn == "bool" else kn
             if len(families) == 1 and families <= {"number", "str"} and want not in families:
                 item = next(iter(container))
-                raise _mismatch(op, needle, item, kn, _kind(item) or "")
+                raise _mismatch(op, needle, item, kn, value_kind(item) or "")
         found = needle in container
         return not found if negate else found
 

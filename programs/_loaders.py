@@ -7,6 +7,7 @@ bombs), files are size-limited, and every check is validated before anything run
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from groundeval.grounding import proposer_names, verifier_names
+from groundeval.grounding import get_proposer, proposer_names, verifier_names
 from groundeval.programs._checks import validate_check
 from groundeval.programs._model import Program
+from groundeval.state import GroundSpec
 
 MAX_PROGRAM_FILE_BYTES = 64 * 1024 * 1024
 
@@ -223,6 +225,18 @@ def _yaml_line(node: yaml.Node, loc: list[Any]) -> int:
     return int(node.start_mark.line) + 1
 
 
+def _param_problem(spec: GroundSpec) -> str:
+    """What the proposer's own parameter check refuses (a misspelt key), before any run."""
+    resolve: Callable[..., Any] | None = getattr(get_proposer(spec.proposer), "resolve", None)
+    if resolve is None:
+        return ""
+    try:
+        resolve(spec)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]:
     issues: list[ProgramIssue] = []
     proposers, verifiers = set(proposer_names()), set(verifier_names())
@@ -243,6 +257,10 @@ def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]
                 if name not in known:
                     message = f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}"
                     issues.append(ProgramIssue(str(path), f"{where}.ground.{kind}", message))
+            if q.ground.proposer in proposers:
+                problem = _param_problem(q.ground)
+                if problem:
+                    issues.append(ProgramIssue(str(path), f"{where}.ground.params", problem))
             for k, opinion in enumerate(q.ground.agree_with):
                 if opinion.proposer not in proposers:
                     known_names = ", ".join(sorted(proposers))
