@@ -23,11 +23,15 @@ from groundeval.state import (
     ItemUsage,
     RunStore,
     RunStoreError,
+    RunSummary,
     StateFile,
+    SummaryError,
     Usage,
     iter_jsonl,
+    read_summary,
     shard_of,
     toolkit_version,
+    validate_summary,
 )
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -152,7 +156,8 @@ class RunReport:
     graded: int
     skipped: int
     usage: Usage
-    summary: dict[str, Any]
+    summary: RunSummary
+    """summary.json, typed (``summary.as_json()`` for the written dict)."""
     reasked: dict[str, list[str]] = field(default_factory=dict)
     """Resume: items graded again although they had a result, and why (error, pending...)."""
 
@@ -328,7 +333,7 @@ def problems_section(results: list[ItemResult], top: int = 20) -> dict[str, Any]
 
 def write_summary(
     store: RunStore, results: list[ItemResult], *, changed: bool = False
-) -> dict[str, Any]:
+) -> RunSummary:
     """summary.json / summary.csv from results, one section per scoring protocol used.
 
     Sections something else added to an earlier summary.json (the demo's accuracy
@@ -363,20 +368,43 @@ def write_summary(
         stale |= set(earlier)
     if stale:
         summary["not_recomputed"] = sorted(stale)
-    store.write_summary(summary, rows)
-    return summary
+    typed = validate_summary(summary, f"{store.root / 'summary.json'} (being written)")
+    store.write_summary(summary, rows)  # the dict itself: its bytes stay as they were
+    return typed
 
 
 def _earlier_sections(store: RunStore, own: set[str]) -> dict[str, Any]:
-    """Sections of the existing summary.json that this module does not compute."""
+    """Sections of the existing summary.json that this module does not compute.
+
+    Only those are read: the sections written here are rebuilt from results.jsonl,
+    so a summary of an older shape is replaced, never a reason to refuse a rescore.
+    A file that is not a JSON object is an error naming it, not a silent loss of
+    the sections it carries.
+    """
     path = store.root / "summary.json"
+    if not path.is_file():
+        return {}
     try:
         earlier = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunStoreError(
+            f"{path}: cannot read the summary to carry its extra sections over: {exc} "
+            "(delete the file to rebuild it from results.jsonl)"
+        ) from exc
     if not isinstance(earlier, dict):
-        return {}
+        raise RunStoreError(f"{path}: expected a JSON object, got {type(earlier).__name__}")
     return {k: v for k, v in earlier.items() if k not in own or k == "not_recomputed"}
+
+
+def read_run_summary(store: RunStore) -> RunSummary:
+    """A run folder's summary.json, checked against the model (RunStoreError naming the field)."""
+    path = store.root / "summary.json"
+    try:
+        return read_summary(path)
+    except OSError as exc:
+        raise RunStoreError(f"{path}: cannot read the summary: {exc}") from exc
+    except SummaryError as exc:
+        raise RunStoreError(f"{exc} (delete the file to rebuild it from results.jsonl)") from exc
 
 
 def load_run_programs(store: RunStore) -> dict[str, Program]:

@@ -226,7 +226,7 @@ def run(
         raise typer.Exit(1) from exc
     except (ItemsError, RunStoreError, ValueError, ImportError) as exc:
         raise _fail(str(exc)) from exc
-    _print_run(report.summary, out, report.graded, report.skipped)
+    _print_run(report.summary.as_json(), out, report.graded, report.skipped)
     if report.reasked:
         typer.echo(
             f"  re-asked {len(report.reasked)} item(s) that had error or pending decisions "

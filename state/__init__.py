@@ -25,9 +25,17 @@ from groundeval.state._store import (
     record_line,
     shard_of,
 )
+from groundeval.state._summary import (
+    PROTOCOL_SUMMARIES,
+    RunSummary,
+    SummaryError,
+    read_summary,
+    validate_summary,
+)
 from groundeval.state._version import toolkit_version
 
 __all__ = [
+    "PROTOCOL_SUMMARIES",
     "RESULT_VERSION",
     "STATE_VERSION",
     "CheckTrace",
@@ -46,14 +54,18 @@ __all__ = [
     "Round",
     "RunStore",
     "RunStoreError",
+    "RunSummary",
     "SecondOpinion",
     "StateFile",
+    "SummaryError",
     "UnknownNameError",
     "Usage",
     "atomic_write",
     "iter_jsonl",
     "origin_of",
+    "read_summary",
     "record_line",
     "shard_of",
     "toolkit_version",
+    "validate_summary",
 ]

@@ -14,18 +14,26 @@ from typing import Any
 
 from groundeval.programs import Program
 from groundeval.state._records import ItemResult, StateFile
+from groundeval.state._summary import RunSummary
 
 SCHEMA_FILES = {
     "program": "program.schema.json",
     "state": "state.schema.json",
     "result": "result.schema.json",
+    "summary": "summary.schema.json",
 }
 
 
 def generate_schemas() -> dict[str, dict[str, Any]]:
     """Schemas from the pydantic models, keyed like :data:`SCHEMA_FILES`."""
     out = {}
-    for name, model in (("program", Program), ("state", StateFile), ("result", ItemResult)):
+    models = (
+        ("program", Program),
+        ("state", StateFile),
+        ("result", ItemResult),
+        ("summary", RunSummary),  # summary.json (each built-in protocol's section typed)
+    )
+    for name, model in models:
         schema = model.model_json_schema()
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["$id"] = f"https://groundeval.dev/schemas/{SCHEMA_FILES[name]}"
@@ -39,7 +47,7 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    """A checked-in schema (``program``, ``state`` or ``result``)."""
+    """A checked-in schema (``program``, ``state``, ``result`` or ``summary``)."""
     text = resources.files("groundeval.state").joinpath("schemas", SCHEMA_FILES[name]).read_text()
     data: dict[str, Any] = json.loads(text)
     return data

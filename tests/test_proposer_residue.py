@@ -201,3 +201,70 @@ def test_regions_beyond_max_regions_are_unexplained() -> None:
     (extra,) = proposal.unexplained
     x1, _, x2, _ = extra.xyxy_px or [0, 0, 0, 0]
     assert x1 < 300 < x2
+
+
+def _verdict(proposal: object, truth: dict[str, object], field: str) -> str:
+    """``withheld``, ``exact`` or ``wrong``, as perf/proposer_tuning.py scores an image."""
+    if proposal.unexplained or proposal.problems:  # type: ignore[attr-defined]
+        return "withheld"
+    values = [e.fields.get(field) for e in proposal.elements]  # type: ignore[attr-defined]
+    if not values or any(v is None for v in values):
+        return "withheld"
+    right = len(values) == truth["count"]
+    if field == "pips":
+        right = right and sum(int(v) for v in values) == truth["pip_sum"]  # type: ignore[arg-type]
+    return "exact" if right else "wrong"
+
+
+# tuning images each proposer once answered confidently and wrongly: a small die beside
+# big ones (16, 48, 56), a black die on dark cloth (19); a small coin beside a big one (11),
+# nickel and silver barely off a grey table (27, 65), bronze on wood (35, 37)
+@pytest.mark.parametrize("seed", [16, 19, 48, 56])
+def test_missed_dice_of_the_tuning_set_are_withheld(seed: int) -> None:
+    from groundeval.benchmarks.synthetic._tuning import dice_scene
+
+    scene = dice_scene(seed)
+    proposal = opencv_dice.DiceProposer().run(scene.image_bgr, _spec())
+    assert _verdict(proposal, scene.truth, "pips") != "wrong", [e.fields for e in proposal.elements]
+
+
+@pytest.mark.parametrize("seed", [11, 27, 35, 37, 65])
+def test_missed_coins_of_the_tuning_set_are_withheld(seed: int) -> None:
+    from groundeval.benchmarks.synthetic._tuning import coins_scene
+
+    scene = coins_scene(seed)
+    proposal = opencv_contours.ContoursProposer().run(scene.image_bgr, _spec("opencv.contours"))
+    assert _verdict(proposal, scene.truth, "radius_px") != "wrong"
+
+
+def _tilted_square(
+    img: np.ndarray, centre: tuple[float, float], side: float, colour: tuple[int, int, int]
+) -> None:
+    rect = (centre, (side, side), 40.0)
+    cv2.fillPoly(img, [np.round(cv2.boxPoints(rect)).astype(np.int32)], colour, cv2.LINE_AA)
+
+
+def test_full_size_look_tells_a_small_ellipse_from_a_die() -> None:
+    img = np.full((200, 300, 3), (60, 140, 60), np.uint8)
+    _tilted_square(img, (80.0, 100.0), 40.0, (170, 80, 30))
+    cv2.ellipse(img, (220, 100), (22, 15), 30.0, 0, 360, (200, 60, 90), -1, cv2.LINE_AA)
+    img = cv2.GaussianBlur(img, (0, 0), 1.2)
+    assert opencv_dice.square_at_full_size(img, (52.0, 72.0, 108.0, 128.0))
+    assert not opencv_dice.square_at_full_size(img, (196.0, 80.0, 244.0, 120.0))
+
+
+def test_a_faint_coin_is_unexplained() -> None:
+    # a nickel coin about 12 Lab units off a grey table: too faint to count, too visible
+    # to call absent
+    img = np.full((480, 640, 3), (150, 150, 140), np.uint8)
+    cv2.circle(img, (200, 240), 40, (60, 170, 210), -1, cv2.LINE_AA)  # gold, counted
+    cv2.circle(img, (440, 240), 36, (165, 163, 160), -1, cv2.LINE_AA)  # nickel, faint
+    rng = np.random.default_rng(4)
+    proposal = opencv_contours.ContoursProposer().run(
+        fx.noise(img, rng, 2.0), _spec("opencv.contours")
+    )
+    assert len(proposal.elements) == 1
+    assert any(
+        (u.xyxy_px or [0, 0, 0])[0] < 440 < (u.xyxy_px or [0, 0, 0])[2]
+        for u in proposal.unexplained
+    )

@@ -66,7 +66,7 @@ def run_demo(out: Path, *, per_scene: int = 4, seed: int = 0) -> dict[str, Any]:
         truth.update(row["answers"])
         difficulty[row["id"]] = row["difficulty"]
         scene[row["id"]] = f"{row['scene']}/{row['difficulty']}"
-    summary = dict(report.summary)
+    summary = report.summary.as_json()
     summary["accuracy_vs_truth"] = accuracy_vs_truth(report.results, truth, difficulty)
     summary["accuracy_by_scene"] = accuracy_vs_truth(report.results, truth, scene)
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -34,6 +34,8 @@ WORK_SIDE_PX = 200
 """Long side of the copy the check works on (keeps it to a few milliseconds)."""
 TEXTURE_SIGMA_PX = 1.5
 """Blur (in work-copy pixels) that averages texture before contrasts are measured."""
+RELAXED_RECT_FILL = 0.74
+"""Least rectangle fill of a region accepted as square by its roundness (a disc fills 0.79)."""
 BACKGROUND_SIDE_PX = 96
 """Long side of the copy the local background (a median) is estimated on."""
 
@@ -146,13 +148,18 @@ def unexplained_regions(
     covered_share: float = 0.3,
     min_roundness: float = 0.0,
     min_rect_fill: float = 0.0,
+    square_roundness: float = 0.0,
 ) -> tuple[list[Element], list[str]]:
     """Compact, contrasting regions of a comparable size that no element's box covers.
 
     ``min_roundness`` (area over that of the enclosing circle: 1 for a disc, 0.64 for a
     square) lets round-object proposers ignore cards and books on the table;
     ``min_rect_fill`` (area over the minimum-area rectangle: 1 for a square, 0.79 for a
-    disc) lets square-object proposers ignore tokens and coins.
+    disc) lets square-object proposers ignore tokens and coins. At the work copy's
+    resolution a small tilted square's corners blur, so its rectangle fill drops towards
+    a disc's; ``square_roundness`` > 0 also accepts a region whose roundness is at most
+    that (a square is 0.64-0.78 there, a disc 0.82 or more) when its fill is at least
+    ``RELAXED_RECT_FILL`` and its aspect at most 1.2 (an ellipse is not round either).
     """
     sh, sw = cmap.mask.shape
     s = cmap.scale
@@ -178,12 +185,16 @@ def unexplained_regions(
         aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
         if hull <= 0 or area / hull < min_solidity or aspect > max_aspect:
             continue
-        if area * s * s / max(rw * rh, 1e-6) < min_rect_fill:
+        _, radius = cv2.minEnclosingCircle(contour)
+        roundness = area * s * s / (np.pi * max(radius, 1e-6) ** 2)
+        fill = area * s * s / max(rw * rh, 1e-6)
+        # an ellipse fills its rectangle like a disc and is not round either: only a region
+        # about as wide as long may be taken for a square by its roundness
+        squarish = square_roundness > 0 and fill >= RELAXED_RECT_FILL and aspect <= 1.2
+        if fill < min_rect_fill and not (squarish and roundness <= square_roundness):
             continue
-        if min_roundness > 0:
-            _, radius = cv2.minEnclosingCircle(contour)
-            if area * s * s / (np.pi * max(radius, 1e-6) ** 2) < min_roundness:
-                continue
+        if roundness < min_roundness:
+            continue
         compact += 1
         x, y, bw, bh = cv2.boundingRect(contour)
         share = float(covered[y : y + bh, x : x + bw].mean()) if bw and bh else 1.0

@@ -35,6 +35,7 @@ missing elements the minimum area also halves.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import cv2
@@ -53,9 +54,11 @@ from groundeval.grounding.proposers._residue import (
 )
 from groundeval.state import Element, GroundSpec
 
-ROUND_RESIDUE_CONTRAST = 18.0
+ROUND_RESIDUE_CONTRAST = 8.0
 """Lab distance a missed disc needs to be flagged: below the detection cut on purpose, so a
 coin too faint to count is still too visible to ignore."""
+ROUND_RESIDUE_LOW_SHARE = 0.12
+"""Smallest flagged region as a share of the smallest box found (coin radii vary 2.5x)."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
 POLARITY_SLACK = 10.0
@@ -237,7 +240,9 @@ def round_residue(
     h, w = image_bgr.shape[:2]
     hint_min = float(params.get("min_area_px", np.pi * float(params.get("min_radius_px", 8)) ** 2))
     hint_max = float(params.get("max_area_share", 0.25)) * h * w
-    sizes = sizes_from(elements, hint_min, hint_max, low_share=0.2)
+    sizes = sizes_from(elements, hint_min, hint_max, low_share=ROUND_RESIDUE_LOW_SHARE)
+    # never smaller than the least object the proposer counts: specks of grain are not coins
+    sizes = replace(sizes, min_area_px=max(sizes.min_area_px, hint_min))
     cmap = contrast_map(image_bgr, sizes.window_px, min_contrast=ROUND_RESIDUE_CONTRAST)
     found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=0.6)
     if len(elements) > MAX_OBJECTS:

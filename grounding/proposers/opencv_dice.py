@@ -28,11 +28,13 @@ to ``retry_pip_dark_ratio``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import cv2
 import numpy as np
 
+from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
@@ -49,6 +51,17 @@ RESIDUE_RECT_FILL = 0.84
 """How square an uncovered region must be to count as a missed die (a disc fills 0.79)."""
 RESIDUE_CONTRAST = 18.0
 """Lab distance from the local background at which an uncovered die-sized region is flagged."""
+RESIDUE_LOW_SHARE = 0.2
+"""Smallest flagged region, as a share of the smallest face box found (sides vary 2x, boxes
+of tilted faces are up to 2x their area)."""
+RESIDUE_MAX_ASPECT = 1.4
+"""A die face's region is about square at any tilt; longer ones are cloth folds or cards."""
+STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
+"""The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
+FULL_SIZE_SQUARE_FILL = 0.86
+"""Rectangle fill (of the convex hull, full resolution) of a region taken for a missed die."""
+RESIDUE_SQUARE_ROUNDNESS = 0.8
+"""Roundness up to which a blurred, tilted region still counts as square (see ``_residue``)."""
 
 
 @register_proposer("opencv.dice")
@@ -144,15 +157,66 @@ class DiceProposer(CVProposer):
     ) -> Review:
         h, w = image_bgr.shape[:2]
         hint_max = (float(params["max_side_share"]) * min(h, w)) ** 2
-        sizes = sizes_from(elements, 0.6 * float(params["min_side_px"]) ** 2, hint_max)
+        sizes = sizes_from(
+            elements, 0.6 * float(params["min_side_px"]) ** 2, hint_max, RESIDUE_LOW_SHARE
+        )
         # the residue looks harder than detection: a die too faint to read must still show
         cmap = contrast_map(image_bgr, sizes.window_px, RESIDUE_CONTRAST)
         unexplained, problems = unexplained_regions(
-            cmap, elements, sizes, "die face", min_rect_fill=RESIDUE_RECT_FILL
+            cmap,
+            elements,
+            sizes,
+            "die face",
+            min_rect_fill=RESIDUE_RECT_FILL,
+            max_aspect=RESIDUE_MAX_ASPECT,
+            square_roundness=RESIDUE_SQUARE_ROUNDNESS,
         )
+        # what only the wider net (smaller, blurrier regions) caught is looked at again in
+        # full resolution, so a small disc or ellipse on the table is not taken for a die
+        strict, _ = unexplained_regions(
+            cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
+            "die face", min_rect_fill=RESIDUE_RECT_FILL,
+        )  # fmt: skip
+        sure = {tuple(u.xyxy_px or ()) for u in strict}
+        unexplained = [
+            u
+            for u in unexplained
+            if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
+        ]
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         return Review(unexplained, problems)
+
+
+def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
+    """Whether the object in a residue box is square when looked at in full resolution.
+
+    The residue works on a copy a few times smaller, where a small ellipse or disc blurs
+    into something as square as a tilted die. Here the box (padded) is cut by Otsu on the
+    Lab distance from the colour of its rim; the largest region must fill its minimum-area
+    rectangle like a square (a disc or ellipse fills 0.79) and be about as wide as long.
+    """
+    h, w = image_bgr.shape[:2]
+    x1, y1, x2, y2 = xyxy
+    pad = 0.25 * max(x2 - x1, y2 - y1)
+    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
+    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
+    if c - a < 8 or d - b < 8:
+        return True
+    lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
+    rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
+    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
+    dist8 = np.clip(dist, 0, 255).astype(np.uint8)
+    _, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return True
+    contour = max(contours, key=cv2.contourArea)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    hull = cv2.convexHull(contour)  # pips and shading leave holes: the hull is the face
+    fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
+    aspect = max(rw, rh) / max(min(rw, rh), 1.0)
+    return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
 
 
 def _die_like(contour: np.ndarray, side: float, read: list[float], shape: tuple[int, ...]) -> bool:

@@ -39,7 +39,12 @@ class ScoringProtocol(Protocol):
         ...
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
-        """The protocol's part of summary.json for a list of item results."""
+        """The protocol's part of summary.json for a list of item results.
+
+        A built-in protocol's section is checked against its model in
+        ``groundeval.state.PROTOCOL_SUMMARIES`` when summary.json is written (and
+        published in ``summary.schema.json``); a plugin's section is free-form.
+        """
         ...
 
     def summary_rows(self, results: list[ItemResult]) -> list[dict[str, Any]]:
