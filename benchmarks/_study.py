@@ -118,19 +118,6 @@ def _population(store: RunStore) -> list[tuple[ItemResult, Any]]:
     ]
 
 
-def _image_index(programs: dict[str, Any], result: ItemResult, question_id: str) -> int:
-    """Which of the item's images the question's grounding read (the report's rule)."""
-    program = programs.get(result.program_id)
-    if program is None:
-        return 0
-    try:
-        source = program.state_source(program.question(question_id))
-        ground = program.question(source).ground if source else None
-    except (KeyError, ValueError):
-        return 0
-    return int(ground.params.get("image", 0)) if ground else 0
-
-
 def _run_task(
     store: RunStore,
     programs: dict[str, Any],
@@ -141,7 +128,8 @@ def _run_task(
 ) -> Task:
     result, d = pair
     overlay: Path | None = None
-    index = _image_index(programs, result, d.question_id)
+    program = programs.get(result.program_id)
+    index = program.grounded_image_index(d.question_id) if program else 0
     program = programs.get(result.program_id)
     asks = {q.id: q.ask for q in program.questions} if program else {}
     if d.state_file:

@@ -239,6 +239,15 @@ class Program(_Strict):
                 return q
         raise KeyError(f"program {self.id} has no question {question_id!r}")
 
+    def grounded_image_index(self, question_id: str) -> int:
+        """Which of the item's images a question's grounding read (0 when none or unknown)."""
+        try:
+            source = self.state_source(self.question(question_id))
+            ground = self.question(source).ground if source else None
+        except KeyError:
+            return 0
+        return int(ground.params.get("image", 0)) if ground else 0
+
 
 def _check_acyclic(questions: list[Question]) -> None:
     """Reject cycles through ``requires`` and ``uses`` (both are orderings)."""

@@ -106,7 +106,8 @@ def groundings(run: RunData, result: ItemResult, folder: Path) -> list[Grounding
         if isinstance(state, str):
             views[d.state_file] = GroundingView(anchor, d.state_file, [d.question_id], None, state)
             continue
-        index = int(_ground_image_index(run, result, d.question_id))
+        program = run.programs.get(result.program_id)
+        index = program.grounded_image_index(d.question_id) if program else 0
         image = result.images[index] if index < len(result.images) else None
         views[d.state_file] = GroundingView(
             anchor=anchor,
@@ -130,18 +131,6 @@ def groundings(run: RunData, result: ItemResult, folder: Path) -> list[Grounding
             ),
         )
     return list(views.values())
-
-
-def _ground_image_index(run: RunData, result: ItemResult, question_id: str) -> int:
-    program = run.programs.get(result.program_id)
-    if program is None:
-        return 0
-    try:
-        source = program.state_source(program.question(question_id))
-        ground = program.question(source).ground if source else None
-    except (KeyError, ValueError):
-        return 0
-    return int(ground.params.get("image", 0)) if ground else 0
 
 
 def item_context(
