@@ -24,8 +24,10 @@ so a schema-checking verifier rejects it and the question is withheld instead of
 miscounted. Slivers (small halos of dark clutter, specks far smaller than the rest)
 are left out.
 
-Self-check: round regions of any polarity, of a size comparable to the objects found,
-that no element covers are ``unexplained``; more than ``MAX_OBJECTS`` elements or two
+Self-check: round regions of any polarity, of a size comparable to the objects found
+(down to ``ROUND_RESIDUE_LOW_SHARE`` of the smallest box, never under ``min_area_px``) and
+only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers are
+``unexplained``; more than ``MAX_OBJECTS`` elements or two
 boxes holding each other's centre are ``problems``.
 
 Feedback: on any retry the watershed markers may lie closer together

@@ -19,7 +19,10 @@ large blob that is not square (two dice merged, a die half hidden).
 
 Self-check: compact contrasting regions of a die's size that no face covers
 are ``unexplained`` (a die the proposer could not read is never silently
-absent).
+absent). The net is wide (down to a fifth of the smallest face's box, square by
+rectangle fill or, blurred and tilted, by low roundness); what only the wide net
+catches must also look square in full resolution (``square_at_full_size``), so
+a small token or ellipse on the table is not taken for a missed die.
 
 Feedback: on a retry the threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect is widened to ``retry_max_aspect`` and the pip contrast cut moves
