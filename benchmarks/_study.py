@@ -34,7 +34,7 @@ LABELS = ("yes", "no", "cannot_tell")
 TO_OUTCOME = {"yes": "pass", "no": "fail"}
 MIN_REFERENCE_ACCURACY = 0.8
 """Raters below this share of right answers on the reference questions are flagged."""
-STATIC = ("study.js", "study.css")
+STATIC = ("storage.js", "study.js", "study.css")
 
 
 @dataclass(frozen=True)

@@ -400,7 +400,6 @@ def leaderboard_command(
 ) -> None:
     """One table over runs: per-axis strict/relaxed with 95 % intervals, withheld, ranks."""
     from groundeval.benchmarks._agree import AgreeInputError
-    from groundeval.benchmarks._stats import StatsInputError
     from groundeval.benchmarks._suites import (
         axis_table,
         compare_ranking,
@@ -408,6 +407,7 @@ def leaderboard_command(
         rank_rows,
         withheld_vs_strict,
     )
+    from groundeval.programs.stats import StatsInputError
     from groundeval.state import RunStore, RunStoreError
 
     if sort_by not in ("relaxed", "strict"):

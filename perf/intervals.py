@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from groundeval.benchmarks._stats import bca_intervals, cell_seed
+from groundeval.programs.stats import bca_intervals, cell_seed
 
 
 def data(items: int, groups: int, *, continuous: bool, seed: int = 0) -> tuple[np.ndarray, ...]:

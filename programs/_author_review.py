@@ -23,7 +23,7 @@ from groundeval.programs._model import NamedCheck, Program, Question
 PROGRAMS_FILE = "programs.jsonl"
 REJECTED_FILE = "rejected.jsonl"
 MARKER = ".groundeval-author-review"
-STATIC_FILES = ("report.css", "author.js")
+STATIC_FILES = ("report.css", "storage.js", "author.js")
 DECISIONS = ("approve", "reject")
 
 

@@ -169,25 +169,10 @@ def _read_results(store: RunStore) -> list[tuple[ItemResult, str]]:
     again (lines are written canonical, so the bytes are the same); a torn last
     line is ignored, as a run does.
     """
-    path = store.results_path
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")  # "\n" only: see jsonl_lines
-    last = len(lines) - 1  # the text after the final "\n": empty unless the tail is torn
-    latest: dict[str, tuple[ItemResult, str]] = {}
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            result = ItemResult.model_validate_json(line)
-        except ValidationError as exc:
-            if index == last:
-                break  # the write a crash interrupted; the item is simply redone
-            raise RunStoreError(
-                f"{path}:{index + 1}: not a valid {ItemResult.__name__}: {exc}"
-            ) from exc
-        latest[result.item_id] = (result, line + "\n" if index < last else record_line(result))
-    return list(latest.values())
+    return [
+        (result, line if line.endswith("\n") else record_line(result))
+        for result, line in store.result_lines()
+    ]
 
 
 def _login() -> str:

@@ -256,6 +256,13 @@ class RunStore:
         latest = {r.item_id: r for r in _read_jsonl(self.results_path, ItemResult)}
         return list(latest.values())
 
+    def result_lines(self) -> list[tuple[ItemResult, str]]:
+        """:meth:`results` with each result's line as stored (see :func:`_read_jsonl_lines`)."""
+        latest = {
+            r.item_id: (r, line) for r, line in _read_jsonl_lines(self.results_path, ItemResult)
+        }
+        return list(latest.values())
+
     def usages(self) -> list[ItemUsage]:
         """Latest usage record per item."""
         latest = {u.item_id: u for u in _read_jsonl(self.usage_path, ItemUsage)}
@@ -332,6 +339,12 @@ def jsonl_lines(text: str) -> list[str]:
 
 
 def _read_jsonl(path: Path, model: type[_T]) -> Iterator[_T]:
+    for value, _line in _read_jsonl_lines(path, model):
+        yield value
+
+
+def _read_jsonl_lines(path: Path, model: type[_T]) -> Iterator[tuple[_T, str]]:
+    r"""Each valid record with its line as stored (an unterminated last line lacks ``"\n"``)."""
     if not path.exists():
         return
     lines = jsonl_lines(path.read_text(encoding="utf-8"))
@@ -340,7 +353,7 @@ def _read_jsonl(path: Path, model: type[_T]) -> Iterator[_T]:
             continue
         torn = number == len(lines) and not line.endswith("\n")
         try:
-            yield model.model_validate_json(line)
+            yield model.model_validate_json(line), line
         except ValidationError as exc:
             if torn:
                 return  # the write a crash interrupted; the item is simply redone

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from groundeval.benchmarks._intervals import add_intervals, interval_options
-from groundeval.benchmarks._stats import (
+from groundeval.programs.intervals import add_intervals, interval_options
+from groundeval.programs.stats import (
     StatsInputError,
     bca_intervals,
     cell_seed,

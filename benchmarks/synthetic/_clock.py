@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
-from groundeval.benchmarks.synthetic._common import Scene, gate, verdict
+from groundeval.benchmarks.synthetic._common import Scene, gate, hard, verdict
 from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 HOUR_BGR = (170, 70, 20)
@@ -157,15 +157,12 @@ def hands_spec() -> GroundSpec:
 
 def time_question(qid: str, ask: str, expected: str, weight: float = 2.0) -> Question:
     """A hard question decided by reading the hands of the gate's grounding."""
-    return Question(
-        id=qid,
-        ask=ask,
+    return hard(
+        qid,
+        ask,
+        NamedCheck(name="clock_time", args={"expected": expected, "tolerance_min": TOLERANCE_MIN}),
         uses="g1",
         weight=weight,
-        check=NamedCheck(
-            name="clock_time", args={"expected": expected, "tolerance_min": TOLERANCE_MIN}
-        ),
-        tags={"track": "hard"},
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.programs import GroundSpec, Program, Question
+from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 NUMBER_WORDS = (
     "zero",
@@ -52,7 +52,7 @@ def gate(qid: str, ask: str, ground: GroundSpec, check: str) -> Question:
 def hard(
     qid: str,
     ask: str,
-    check: str,
+    check: str | NamedCheck,
     *,
     ground: GroundSpec | None = None,
     uses: str | None = None,

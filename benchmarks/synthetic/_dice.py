@@ -149,6 +149,18 @@ def _occlude(img: np.ndarray, rng: np.random.Generator, d: dict[str, Any]) -> di
     return {"center_px": [round(float(c[0]), 2), round(float(c[1]), 2)], "radius_px": radius}
 
 
+def ground_spec() -> GroundSpec:
+    """How a dice scene's gate grounds each die and reads its pips."""
+    return GroundSpec(
+        helper="boxes",
+        target="each die",
+        proposer="opencv.dice",
+        budget=2,
+        min_count=1,
+        fields={"pips": {"type": "integer", "minimum": 1, "maximum": 6}},
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Dice on a table; programs ask for the count and the pip sum (some claims are false)."""
     table_name = str(rng.choice(list(TABLES)))
@@ -178,14 +190,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     total = sum(d["pips"] for d in dice)
     claim_n = n if rng.random() < 0.65 else wrong_int(rng, n, 1, 8, 1)
     claim_sum = total if rng.random() < 0.65 else wrong_int(rng, total, 1, 48, 3)
-    spec = GroundSpec(
-        helper="boxes",
-        target="each die",
-        proposer="opencv.dice",
-        budget=2,
-        min_count=1,
-        fields={"pips": {"type": "integer", "minimum": 1, "maximum": 6}},
-    )
+    spec = ground_spec()
     noun = "die" if claim_n == 1 else "dice"
     program = Program(
         id=scene_id,

@@ -14,8 +14,15 @@ import math
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _dice
-from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict, wrong_int
-from groundeval.programs import GroundSpec, NamedCheck, Program, Question
+from groundeval.benchmarks.synthetic._common import (
+    Scene,
+    count_word,
+    gate,
+    hard,
+    verdict,
+    wrong_int,
+)
+from groundeval.programs import NamedCheck, Program
 
 
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
@@ -27,14 +34,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     claim = product if rng.random() < 0.6 else wrong_int(rng, product, 1, 6 ** len(pips), 4)
     by_x = [d["pips"] for d in sorted(dice, key=lambda d: d["xyxy_px"][0] + d["xyxy_px"][2])]
     rising = all(b > a for a, b in itertools.pairwise(by_x))
-    spec = GroundSpec(
-        helper="boxes",
-        target="each die",
-        proposer="opencv.dice",
-        budget=2,
-        min_count=1,
-        fields={"pips": {"type": "integer", "minimum": 1, "maximum": 6}},
-    )
+    spec = _dice.ground_spec()
     noun = "die" if len(pips) == 1 else "dice"
     program = Program(
         id=scene_id,
@@ -43,24 +43,22 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         tags={"scene": "dice_math", "difficulty": difficulty, "axis": "latent"},
         gates=[gate("g1", "Is there at least one die?", spec, "count(elements) >= 1")],
         hard=[
-            Question(
-                id="h1",
-                ask=f"Do the pips multiply to {claim}?",
-                uses="g1",
-                weight=2.0,
-                check=NamedCheck(
+            hard(
+                "h1",
+                f"Do the pips multiply to {claim}?",
+                NamedCheck(
                     name="arithmetic", args={"op": "product", "field": "pips", "equals": claim}
                 ),
-                tags={"track": "hard"},
-            ),
-            Question(
-                id="h2",
-                ask="Do the pip counts rise from left to right?",
                 uses="g1",
-                check=NamedCheck(
+                weight=2.0,
+            ),
+            hard(
+                "h2",
+                "Do the pip counts rise from left to right?",
+                NamedCheck(
                     name="arithmetic", args={"op": "increasing", "field": "pips", "order_by": "x"}
                 ),
-                tags={"track": "hard"},
+                uses="g1",
             ),
         ],
     )

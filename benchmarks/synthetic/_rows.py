@@ -12,8 +12,8 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
-from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict
-from groundeval.programs import GroundSpec, NamedCheck, Program, Question
+from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, hard, verdict
+from groundeval.programs import GroundSpec, NamedCheck, Program
 
 SAME_TOLERANCE = 0.08
 """Radii within 8 % of the median count as the same size."""
@@ -80,20 +80,18 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         tags={"scene": "rows", "difficulty": difficulty, "axis": "long_range"},
         gates=[gate("g1", "Is there a row of discs?", spec, "count(elements) >= 2")],
         hard=[
-            Question(
-                id="h1",
-                ask=ask,
+            hard(
+                "h1",
+                ask,
+                NamedCheck(name="consistent", args=args),
                 uses="g1",
                 weight=2.0,
-                check=NamedCheck(name="consistent", args=args),
-                tags={"track": "hard"},
             ),
-            Question(
-                id="h2",
-                ask=f"Are there {count_word(n)} discs?",
+            hard(
+                "h2",
+                f"Are there {count_word(n)} discs?",
+                f"count(elements) == {n}",
                 uses="g1",
-                check=f"count(elements) == {n}",
-                tags={"track": "hard"},
             ),
         ],
     )

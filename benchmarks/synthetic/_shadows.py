@@ -16,8 +16,8 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _effects as fx
-from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, verdict
-from groundeval.programs import GroundSpec, NamedCheck, Program, Question
+from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, hard, verdict
+from groundeval.programs import GroundSpec, NamedCheck, Program
 
 SHADOW_RANGE = {"label": "shadow", "hsv_lower": [0, 0, 0], "hsv_upper": [179, 255, 85]}
 TOLERANCE_PX = 12.0
@@ -136,21 +136,19 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         tags={"scene": "shadows", "difficulty": difficulty, "axis": "physics"},
         gates=[gate("g1", "Do the pillars cast shadows?", spec, "count(elements) >= 2")],
         hard=[
-            Question(
-                id="h1",
-                ask="Do the shadows agree with a single light source (extended, they meet "
+            hard(
+                "h1",
+                "Do the shadows agree with a single light source (extended, they meet "
                 "in one point)?",
+                NamedCheck(name="lines_concurrent", args={"tolerance_px": TOLERANCE_PX}),
                 uses="g1",
                 weight=2.0,
-                check=NamedCheck(name="lines_concurrent", args={"tolerance_px": TOLERANCE_PX}),
-                tags={"track": "hard"},
             ),
-            Question(
-                id="h2",
-                ask=f"Are there {count_word(len(pillars))} shadows?",
+            hard(
+                "h2",
+                f"Are there {count_word(len(pillars))} shadows?",
+                f"count(elements) == {len(pillars)}",
                 uses="g1",
-                check=f"count(elements) == {len(pillars)}",
-                tags={"track": "hard"},
             ),
         ],
     )

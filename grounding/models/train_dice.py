@@ -56,13 +56,11 @@ def dice_scene(difficulty: str, seed: int) -> Scene:
 def yolo_label(scene: Scene) -> str:
     """One ``0 cx cy w h`` line per die, normalised to the image size."""
     h, w = scene.image_bgr.shape[:2]
-    lines = []
+    boxes = []
     for die in scene.truth["dice"]:
         x1, y1, x2, y2 = (float(v) for v in die["xyxy_px"])
-        x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, w), min(y2, h)
-        cx, cy = (x1 + x2) / 2 / w, (y1 + y2) / 2 / h
-        lines.append(f"0 {cx:.6f} {cy:.6f} {(x2 - x1) / w:.6f} {(y2 - y1) / h:.6f}")
-    return "\n".join(lines) + ("\n" if lines else "")
+        boxes.append([max(x1, 0), max(y1, 0), min(x2, w), min(y2, h)])
+    return box_label(boxes, h, w)
 
 
 def box_label(boxes: list[list[float]], h: int, w: int) -> str:

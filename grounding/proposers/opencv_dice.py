@@ -101,24 +101,6 @@ class DiceProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Find die faces and count their pips."""
-        return self._find(image_bgr, params)[0]
-
-    def analyse(
-        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
-    ) -> tuple[list[Element], Review]:
-        """Detection, then the residue check on the contrast map detection already made."""
-        found, cmap = self._find(image_bgr, params)
-        return found, self._review(image_bgr, found, cmap, params)
-
-    def self_check(
-        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
-    ) -> Review:
-        """Residue check on a fresh contrast map."""
-        return self._review(image_bgr, elements, None, params)
-
-    def _find(
-        self, image_bgr: np.ndarray, params: dict[str, Any]
-    ) -> tuple[list[Element], ContrastMap | None]:
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
         lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
         limit = float(params["max_side_share"]) * min(grey.shape)
@@ -133,7 +115,6 @@ class DiceProposer(CVProposer):
         for element, side, contour in blobs:
             if element.fields["pips"] is not None or _die_like(contour, side, read, grey.shape):
                 found.append((element, side))
-        cmap = None
         if params["colour_faces"]:
             cmap = contrast_map(image_bgr, _window(image_bgr, read, params), params["min_contrast"])
             for contour in colour_faces(lab, cmap, [e for e, _ in found], params):
@@ -149,15 +130,12 @@ class DiceProposer(CVProposer):
             found = _outermost(found)
         elements = [e for e, side in found if side <= limit]
         elements.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0, 0))
-        return elements, cmap
+        return elements
 
-    def _review(
-        self,
-        image_bgr: np.ndarray,
-        elements: list[Element],
-        cmap: ContrastMap | None,
-        params: dict[str, Any],
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
+        """Residue check on its own contrast map (a harder look than detection's)."""
         h, w = image_bgr.shape[:2]
         hint_max = (float(params["max_side_share"]) * min(h, w)) ** 2
         sizes = sizes_from(

@@ -29,7 +29,7 @@ from groundeval.state.report._tables import (
 
 MARKER = ".groundeval-report"
 """File that marks a folder as a report this module wrote (and may therefore replace)."""
-STATIC_FILES = ("report.css", "overrides.js", "list.js", "item.js")
+STATIC_FILES = ("report.css", "storage.js", "overrides.js", "list.js", "item.js")
 PAGE_SIZES = (10, 25, 50, 100, 200)
 
 

@@ -7,16 +7,11 @@
   const reviewer = document.getElementById("reviewer");
 
   function load() {
-    try {
-      const value = JSON.parse(window.localStorage.getItem(KEY) || "{}");
-      return value && typeof value === "object" ? value : {};
-    } catch (err) {
-      return {};
-    }
+    return window.groundevalStorage.load(KEY);
   }
 
   function save(map) {
-    window.localStorage.setItem(KEY, JSON.stringify(map));
+    window.groundevalStorage.save(KEY, map);
     document.getElementById("decided").textContent = String(Object.keys(map).length);
   }
 

@@ -7,16 +7,11 @@
   const listeners = [];
 
   function load() {
-    try {
-      const value = JSON.parse(window.localStorage.getItem(KEY) || "{}");
-      return value && typeof value === "object" ? value : {};
-    } catch (err) {
-      return {};
-    }
+    return window.groundevalStorage.load(KEY);
   }
 
   function save(map) {
-    window.localStorage.setItem(KEY, JSON.stringify(map));
+    window.groundevalStorage.save(KEY, map);
     listeners.forEach((fn) => fn(map));
   }
 

@@ -11,16 +11,11 @@
   let view = "image";
 
   function load() {
-    try {
-      const value = JSON.parse(window.localStorage.getItem(KEY) || "{}");
-      return value && typeof value === "object" ? value : {};
-    } catch (err) {
-      return {};
-    }
+    return window.groundevalStorage.load(KEY);
   }
 
   function save(map) {
-    window.localStorage.setItem(KEY, JSON.stringify(map));
+    window.groundevalStorage.save(KEY, map);
   }
 
   function rater() {
