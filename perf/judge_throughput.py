@@ -19,6 +19,9 @@ import os
 import resource
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests._support.fakeapi
 
 from groundeval.judges import (
     JudgeCall,
@@ -28,7 +31,8 @@ from groundeval.judges import (
     build_judge,
     wrap_judge,
 )
-from groundeval.judges._fakeapi import (
+from groundeval.state import Usage
+from tests._support.fakeapi import (
     answers_for,
     gemini_body,
     gemini_request_parts,
@@ -36,7 +40,6 @@ from groundeval.judges._fakeapi import (
     openai_request_parts,
     tiny_png,
 )
-from groundeval.state import Usage
 
 
 class SleepJudge:

@@ -32,15 +32,15 @@ import cv2
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # tests._ray_fixtures: the fake server and the spin proposer
+sys.path.insert(0, str(REPO))  # tests._support.ray_fixtures: the fake server and the spin proposer
 
 from groundeval.judges import build_judge  # noqa: E402
 from groundeval.programs import ItemInput, Program  # noqa: E402
 from groundeval.programs._ray import JudgeRecipe, RayExecutor, import_ray  # noqa: E402
 from groundeval.programs._run import LocalExecutor, run_items  # noqa: E402
-from tests._ray_fixtures import FakeChatServer  # noqa: E402
+from tests._support.ray_fixtures import FakeChatServer  # noqa: E402
 
-IMPORTS = ["tests._ray_fixtures"]
+IMPORTS = ["tests._support.ray_fixtures"]
 
 
 def dice_items(folder: Path, count: int) -> list[ItemInput]:

@@ -2,21 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
-import tests._fixtures  # noqa: F401  (registers test.boxes / test.accept)
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "data"
-"""Benchmark data carried in the repository (upstream licences kept): no test reads outside it."""
-
-
-def write_image(path: Path, width: int = 64, height: int = 48, colour=(40, 120, 40)) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.full((height, width, 3), colour, dtype=np.uint8)).save(path)
-    return path
+import tests._support.fixtures  # noqa: F401  (registers test.boxes / test.accept)
+from tests._support.paths import DATA
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ from typer.testing import CliRunner
 
 from groundeval.benchmarks.synthetic import generate
 from groundeval.programs.cli import app
-
-from .conftest import REPO
+from tests._support.paths import REPO
 
 
 def test_quickstart_grades_the_example_program(tmp_path: Path, capsys) -> None:

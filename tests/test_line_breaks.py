@@ -25,8 +25,7 @@ from groundeval.programs._rescore import load_overrides, read_override_archive, 
 from groundeval.programs._run import items_from_manifest, run_items
 from groundeval.state._store import RunStore, iter_jsonl, jsonl_lines
 from groundeval.state.report import write_report
-
-from .conftest import write_image
+from tests._support.paths import write_image
 
 BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 """Everything ``str.splitlines`` splits on."""
@@ -101,7 +100,7 @@ def test_line_breaks_in_every_stored_text_round_trip(
     note: str,
     author: str,
 ) -> None:
-    import tests._fixtures  # noqa: F401  (test.boxes / test.accept)
+    import tests._support.fixtures  # noqa: F401  (test.boxes / test.accept)
 
     texts = {
         "prompt": prompt,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from .conftest import DATA, REPO
+from tests._support.paths import DATA, REPO
 
 ROOTS = ("grounding", "programs", "state", "judges", "benchmarks")
 
@@ -28,11 +28,12 @@ def test_every_package_is_typed() -> None:
 def test_no_test_reads_outside_the_repository() -> None:
     """A clone with nothing beside it passes its own tests: data lives under data/."""
     here = Path(__file__).resolve().parent
+    own = {Path(__file__).resolve(), (here / "_support" / "paths.py").resolve()}
     offenders = [
-        f"{path.name}: {needle}"
-        for path in sorted(here.glob("*.py"))
-        for needle in ("REPO.parent", "parents[2]")
-        if path.name != "test_packaging.py"
+        f"{path.relative_to(here)}: {needle}"
+        for path in sorted(here.rglob("*.py"))
+        for needle in ("REPO.parent", "parents[2]", "parents[3]")
+        if path.resolve() not in own
         if needle in path.read_text(encoding="utf-8")
     ]
     assert offenders == []

@@ -6,7 +6,7 @@ network. Its replies were written by hand (replies.jsonl: four prompts get a
 first draft with a typical mistake and a corrected second draft), not by a model.
 A drafting call's key covers the catalogue, so registering a new proposer or
 check changes the prompts: re-record then. ``catalogue.json`` keeps the catalogue
-and response schema the cassette was recorded with, so tests/test_author.py can
+and response schema the cassette was recorded with, so tests/programs/test_author.py can
 say what changed.
 
     .venv/bin/python examples/author/record.py

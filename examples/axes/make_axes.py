@@ -1,7 +1,7 @@
 """Write examples/axes/<axis>.yaml: programs for GenOlympiad's nine axes, one file each.
 
 Every program grades one synthetic scene (its id names scene, difficulty and seed),
-so ``tests/test_axes.py`` can regenerate the image and check that the program
+so ``tests/benchmarks/test_axes.py`` can regenerate the image and check that the program
 decides its exact truth. Run it again after changing a scene generator:
 
     .venv/bin/python examples/axes/make_axes.py
@@ -34,7 +34,7 @@ HEADER = """\
 # Example programs for the {axis!r} axis, grading synthetic '{scene}' scenes.
 # Written by examples/axes/make_axes.py; each id is <scene>-<difficulty>-<seed>, so
 #   python -c "from groundeval.benchmarks.synthetic import generate, encode_png; ..."
-# regenerates the image it grades (tests/test_axes.py does, and checks the decisions).
+# regenerates the image it grades (tests/benchmarks/test_axes.py does, and checks the decisions).
 """
 
 

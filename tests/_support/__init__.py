@@ -1,0 +1,1 @@
+"""Test support shared by every test package: paths, fixtures, fake judge servers."""
