@@ -76,14 +76,26 @@ def ground(
             "--checks is an alias).",
         ),
     ] = None,
+    models_dir: Annotated[
+        Path | None,
+        typer.Option(help="Directory whose .pt weights the proposer may load (pickles run code)."),
+    ] = None,
 ) -> None:
     """Run one grounding on one image and print its elements as JSON.
 
-    Exits 1 when the grounding ends with status ``error`` (the reason is printed).
+    Exits 1 when the grounding ends with status ``error`` (the reason is printed), 2 when
+    ``--models-dir`` is not a directory.
     """
     from groundeval.grounding import ImageError, ground_image, parse_params
+    from groundeval.grounding.proposers.yolo import WeightsError, set_models_dir
     from groundeval.programs._plugins import load_plugins
 
+    if models_dir is not None:
+        try:
+            set_models_dir(models_dir)
+        except WeightsError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
     try:
         load_plugins(plugins)
         found = ground_image(

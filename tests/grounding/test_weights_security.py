@@ -215,3 +215,23 @@ def test_sam_weights_follow_the_same_rule(evil):
     with pytest.raises(WeightsError, match="--models-dir"):
         sam.SamProposer().run(np.zeros((32, 32, 3), np.uint8), spec("sam", str(weights)))
     assert not marker.exists()
+
+
+def test_cli_ground_loads_pickled_weights_only_with_models_dir(evil, tmp_path: Path):
+    """`groundeval ground` follows the same rule as validate and run: --models-dir or nothing."""
+    weights, marker = evil
+    image = tmp_path / "scene.png"
+    cv2.imwrite(str(image), np.full((64, 64, 3), 200, np.uint8))
+    args = ["ground", str(image), "--proposer", "yolo", "--param", f"weights={weights}"]
+    runner = CliRunner()
+    try:
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == 1 and "--models-dir" in refused.output
+        assert not marker.exists()
+        bad = runner.invoke(app, [*args, "--models-dir", str(tmp_path / "nope")])
+        assert bad.exit_code == 2 and "not a directory" in bad.output
+        assert not marker.exists()
+        runner.invoke(app, [*args, "--models-dir", str(weights.parent)])
+        assert marker.exists()  # the user trusted that folder, so its pickle was loaded
+    finally:
+        yolo.set_models_dir(None)
