@@ -16,6 +16,8 @@ also removes known secrets from every reply text, so no stored judge text
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -78,21 +80,52 @@ class Layer:
         return await self.inner.generate(call)
 
 
+FRAGMENT_CHARS = 12
+"""A run this long of a secret's characters is redacted too: a model may echo a key in
+pieces (split across lines or words) or cut off; no 12 characters of a random key
+occur in a reply by chance."""
+
+
 class Scrubber:
     """Removes secret strings (API keys) from any text before it is stored or shown.
 
-    The mark ``<redacted>`` holds no JSON punctuation, so a reply scrubbed before
-    it is parsed parses as it would have.
+    Besides each whole secret, its JSON-escaped form and every run of
+    :data:`FRAGMENT_CHARS` or more of its characters are redacted. The mark
+    ``<redacted>`` holds no JSON punctuation, so a reply scrubbed before it is
+    parsed parses as it would have.
     """
 
     def __init__(self, secrets: Iterable[str | None]) -> None:
         self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+        # each piece maps to (the text it came from, its offset there), to extend a match
+        self._origin: dict[str, tuple[str, int]] = {}
+        for secret in self.secrets:
+            n = FRAGMENT_CHARS
+            for i in range(len(secret) - n + 1):
+                self._origin.setdefault(secret[i : i + n], (secret, i))
+            for whole in (secret, json.dumps(secret)[1:-1]):
+                self._origin[whole] = (whole, 0)
+        # longest first, so a whole secret is one mark rather than a fragment
+        alternatives = sorted(self._origin, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, alternatives))) if alternatives else None
 
     def __call__(self, text: str) -> str:
-        """The text with every secret replaced by ``<redacted>``."""
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        """The text with every secret (or long piece of one) replaced by ``<redacted>``."""
+        if self._pattern is None:
+            return text
+        out, pos = [], 0
+        while match := self._pattern.search(text, pos):
+            start, end = match.span()
+            source, offset = self._origin[match.group()]
+            while end < len(text) and offset + end - start < len(source):
+                if text[end] != source[offset + end - start]:
+                    break
+                end += 1  # the piece goes on beyond the fragment that found it
+            out += [text[pos:start], REDACTED]
+            pos = end
+        out.append(text[pos:])
+        # adjacent pieces become one mark
+        return re.sub(f"(?:{re.escape(REDACTED)})+", REDACTED, "".join(out))
 
 
 class AccountingLayer(Layer):
