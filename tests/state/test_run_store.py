@@ -58,7 +58,9 @@ def _suite(tmp_path: Path, n: int, sleep: float = 0.0) -> tuple[Path, Path]:
 
 
 def _run(*args: str) -> None:
-    result = CliRunner().invoke(app, [*args, "--checks", str(REPO / "tests" / "_support" / "fixtures.py")])
+    result = CliRunner().invoke(
+        app, [*args, "--checks", str(REPO / "tests" / "_support" / "fixtures.py")]
+    )
     assert result.exit_code == 0, result.output
 
 
