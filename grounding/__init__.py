@@ -38,6 +38,7 @@ from groundeval.grounding._geometry import (
 )
 from groundeval.grounding._images import ImageError, LoadedImage, decode_image, load_image
 from groundeval.grounding._loop import encode_png, renumber, run_grounding
+from groundeval.grounding._params import declared_params, describe_params
 from groundeval.grounding._protocol import (
     PROPOSERS,
     RESERVED_PARAMS,
@@ -51,9 +52,11 @@ from groundeval.grounding._protocol import (
     VerifyRequest,
     get_proposer,
     get_verifier,
+    param_problems,
     proposer_names,
     register_proposer,
     register_verifier,
+    reserved_params,
     verifier_names,
 )
 from groundeval.grounding.proposers._cv import CVProposer
@@ -92,7 +95,9 @@ __all__ = [
     "bounds_xyxy",
     "centre",
     "contains",
+    "declared_params",
     "decode_image",
+    "describe_params",
     "distance",
     "draw_marks",
     "element_points",
@@ -109,6 +114,7 @@ __all__ = [
     "iou_matrix_xyxy",
     "load_image",
     "overlap_area",
+    "param_problems",
     "parse_params",
     "point_distance",
     "proposer_names",
@@ -118,6 +124,7 @@ __all__ = [
     "register_proposer",
     "register_verifier",
     "renumber",
+    "reserved_params",
     "run_grounding",
     "same_object",
     "verifier_names",

@@ -41,6 +41,7 @@ from groundeval.grounding._protocol import (
     VerifyRequest,
     get_proposer,
     get_verifier,
+    param_problems,
 )
 from groundeval.judges import ImagePart, Judge
 from groundeval.state import (
@@ -183,6 +184,10 @@ async def run_grounding(
         seconds = [(o, get_proposer(o.proposer)) for o in spec.agree_with]
     except KeyError as exc:
         return run.finish("error", str(exc.args[0]))
+    problems = param_problems(spec)  # what `validate` says, before a round is spent
+    if problems:
+        said = [text if at.startswith("params") else f"{at}: {text}" for at, text in problems]
+        return run.finish("error", "; ".join(said))
     feedback = Feedback()
     for index in range(1, spec.budget + 1):
         feedback.round_index = index

@@ -2,6 +2,8 @@
 
 Both are registered by name so a program file can say ``proposer: opencv.dice``.
 CV proposers are synchronous underneath; the loop runs them in a worker thread.
+Each declares its parameters (see :mod:`groundeval.grounding._params`), so
+:func:`param_problems` tells a misspelt or ill-typed one before anything runs.
 """
 
 from __future__ import annotations
@@ -11,12 +13,32 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+from pydantic import BaseModel, NonNegativeInt
 
+from groundeval.grounding._params import (
+    PARAMS_CONFIG,
+    ParamsDeclarationError,
+    declared_params,
+    got_text,
+    param_errors,
+)
 from groundeval.judges import ImagePart, Judge
 from groundeval.state import Element, GroundSpec, Registry
 
 RESERVED_PARAMS = frozenset({"image", "offline_verifier", "consensus"})
-"""``ground.params`` keys read by the runner and the verifier, not by proposers."""
+"""``ground.params`` keys read by the runner and the verifier, not by proposers.
+
+A registered verifier's own ``params_key`` is reserved too (:func:`reserved_params`).
+"""
+
+
+class SpecParams(BaseModel):
+    """``ground.params`` keys the runner reads itself, whatever the proposer."""
+
+    model_config = PARAMS_CONFIG
+
+    image: NonNegativeInt = 0
+    """Which of the item's images the grounding reads (0: the first)."""
 
 
 @dataclass
@@ -115,11 +137,17 @@ class Verifier(Protocol):
 ProposerFactory = Callable[[], Proposer]
 VerifierFactory = Callable[[], Verifier]
 PROPOSERS: Registry[ProposerFactory] = Registry(
-    "proposer", group="groundeval.proposers", builtins=["groundeval.grounding.proposers"]
+    "proposer",
+    group="groundeval.proposers",
+    builtins=["groundeval.grounding.proposers"],
+    params=declared_params,
 )
 """Proposer classes (factories) by name: built-ins, entry points, loaded plugins."""
 VERIFIERS: Registry[VerifierFactory] = Registry(
-    "verifier", group="groundeval.verifiers", builtins=["groundeval.grounding.verifiers"]
+    "verifier",
+    group="groundeval.verifiers",
+    builtins=["groundeval.grounding.verifiers"],
+    params=declared_params,
 )
 """Verifier classes (factories) by name: built-ins, entry points, loaded plugins."""
 _PROPOSERS, _VERIFIERS = PROPOSERS, VERIFIERS  # the names older code imported
@@ -159,3 +187,88 @@ def proposer_names() -> list[str]:
 def verifier_names() -> list[str]:
     """Every registered verifier name (built-ins, entry points, loaded plugins)."""
     return _VERIFIERS.names()
+
+
+def verifier_settings_keys() -> dict[str, str]:
+    """``ground.params`` key -> name of the verifier whose settings it holds."""
+    keys: dict[str, str] = {}
+    for name in _VERIFIERS.names():
+        key = getattr(_VERIFIERS.lookup(name), "params_key", None)
+        if isinstance(key, str) and key:
+            keys.setdefault(key, name)
+    return keys
+
+
+def reserved_params() -> frozenset[str]:
+    """``ground.params`` keys that are not the proposer's: the runner's and verifier settings."""
+    return RESERVED_PARAMS | frozenset(verifier_settings_keys())
+
+
+def proposer_param_problems(name: str, values: dict[str, Any]) -> list[str]:
+    """Unknown or ill-typed parameters of the registered proposer ``name``.
+
+    ``values`` are the proposer's own (leave out :func:`reserved_params` first).
+    Each message starts ``proposer NAME:``; an unknown proposer or one that
+    declares no parameters gives none (the caller reports unknown names).
+    """
+    if name not in _PROPOSERS:
+        return []
+    return declared_param_problems(_PROPOSERS.lookup(name), name, values)
+
+
+def declared_param_problems(owner: Any, name: str, values: dict[str, Any]) -> list[str]:
+    """Unknown or ill-typed ``values`` for what ``owner`` (a proposer class) declares."""
+    try:
+        model = declared_params(owner)
+    except ParamsDeclarationError as exc:
+        return [f"proposer {name} declares its parameters wrongly: {exc}"]
+    if model is None:
+        return []
+    errors = param_errors(model, values)
+    found = [f"unknown params {errors.unknown}; known: {errors.known}"] if errors.unknown else []
+    found += [f"{key}: {text}" for key, text in errors.bad.items()]
+    return [f"proposer {name}: {text}" for text in found]
+
+
+def _settings_problems(key: str, verifier: str, values: Any) -> list[str]:
+    """Unknown or ill-typed settings under ``ground.params[key]`` of ``verifier``."""
+    where = f"params.{key}"
+    if not isinstance(values, dict):
+        return [f"{where}: expected dict of settings, got {got_text(values)}"]
+    try:
+        model = _VERIFIERS.params_model(verifier)
+    except ParamsDeclarationError as exc:
+        return [f"verifier {verifier} declares its settings wrongly: {exc}"]
+    if model is None:
+        return []
+    errors = param_errors(model, values)
+    found = (
+        [f"{where}: unknown setting(s) {errors.unknown}; known: {errors.known}"]
+        if errors.unknown
+        else []
+    )
+    return found + [f"{where}.{name}: {text}" for name, text in errors.bad.items()]
+
+
+def param_problems(spec: GroundSpec) -> list[tuple[str, str]]:
+    """Every unknown or ill-typed parameter of a spec, as ``(place, message)`` pairs.
+
+    Places are relative to the spec: ``params``, ``params.offline_verifier``,
+    ``agree_with[0].params``. ``validate`` reports each at its place; the loop
+    turns them into an ``error`` state with the same words.
+    """
+    reserved = reserved_params()
+    problems: list[tuple[str, str]] = []
+    own = {k: v for k, v in spec.params.items() if k not in reserved}
+    problems += [("params", m) for m in proposer_param_problems(spec.proposer, own)]
+    runner = param_errors(SpecParams, {k: v for k, v in spec.params.items() if k == "image"})
+    problems += [(f"params.{k}", f"params.{k}: {text}") for k, text in runner.bad.items()]
+    for key, verifier in verifier_settings_keys().items():
+        if key in spec.params:
+            found = _settings_problems(key, verifier, spec.params[key])
+            problems += [(f"params.{key}", m) for m in found]
+    for k, opinion in enumerate(spec.agree_with):
+        theirs = {n: v for n, v in opinion.params.items() if n not in reserved}
+        place = f"agree_with[{k}].params"
+        problems += [(place, m) for m in proposer_param_problems(opinion.proposer, theirs)]
+    return problems

@@ -50,6 +50,7 @@ from groundeval.judges._protocol import (
     TransientJudgeError,
 )
 from groundeval.judges._questions import ANSWERS_SCHEMA, Answer, ask_questions, parse_answers
+from groundeval.judges._ray_limits import start_rate_budget, with_cluster_limit
 from groundeval.judges._registry import (
     build_judge,
     judge_names,
@@ -115,8 +116,10 @@ __all__ = [
     "qwen25_input_wh",
     "read_cassette",
     "register_judge",
+    "start_rate_budget",
     "thinking_settings",
     "usable_reply",
+    "with_cluster_limit",
     "wrap_judge",
     "xyxy_px_to_box",
 ]

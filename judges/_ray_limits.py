@@ -85,7 +85,7 @@ def start_rate_budget(rpm: float | None, tpm: float | None) -> Any:
     return ray.remote(**options)(RateBudget).remote(rpm, tpm)
 
 
-class ClusterLimitLayer(Layer):  # type: ignore[misc]
+class ClusterLimitLayer(Layer):
     """Asks the cluster's :class:`RateBudget` actor for a grant before each call."""
 
     def __init__(self, inner: Judge, budget: Any) -> None:

@@ -1,23 +1,31 @@
-"""Accuracy of offline grounding against exact truth, in-style and out-of-style, per proposer.
+"""Accuracy of offline grounding against exact truth, in-style, out-of-style and held-out.
 
 For every scene kind, generates items from the in-style suite
 (``benchmarks/synthetic``: what the proposers are tuned on, ``--n-in`` per
-difficulty from seed ``--seed-in``) and from the out-of-style suite
+difficulty from seed ``--seed-in``), from the out-of-style suite
 (``benchmarks/synthetic/outstyle``: an independent renderer, ``--n`` per scene
-from seed 700000, a range nobody tunes on). Each question is grounded through
-the real verify loop (``run_grounding``, offline verifier, the program's budget)
-by every proposer that applies to the scene kind, at its default parameters
-(only the program's required inputs, such as colour ranges, are kept), and by
-the consensus paths (``verifier: consensus``) when that verifier is installed.
+from seed 700000, a range nobody tunes on) and from the held-out suite
+(``benchmarks/synthetic/heldout``: a third renderer written without reading the
+other two or the proposers, ``--n-held`` per scene from seed 900000, used only
+for reporting). A style that lacks a scene kind prints it as ``n/a``. Each
+question is grounded through the real verify loop (``run_grounding``, offline
+verifier, the program's budget) by every proposer that applies to the scene
+kind, at its default parameters (only the program's required inputs, such as
+colour ranges, are kept), and by the consensus paths (``verifier: consensus``)
+when that verifier is installed.
 The program's check then decides and the outcome is compared with the truth.
 
 Printed per style, scene kind and proposer: decisions right / wrong / withheld /
 error, the wrong share of decided questions (right + wrong), and the share of
 images whose every question was decided right ("exact").
 
-    .venv/bin/python perf/synthetic_accuracy.py                 # both styles, defaults
+    .venv/bin/python perf/synthetic_accuracy.py                 # all styles, defaults
     .venv/bin/python perf/synthetic_accuracy.py --n 10 --n-in 3 --scenes dice
     .venv/bin/python perf/synthetic_accuracy.py --styles out --paths opencv.dice --show-wrong
+    .venv/bin/python perf/synthetic_accuracy.py --styles held --n-held 40   # report only
+
+A path ``program:<proposer>`` runs the program's ground spec as written (its
+parameters kept), for kinds whose programs carry more than required inputs.
 """
 
 from __future__ import annotations
@@ -39,11 +47,16 @@ PATHS: dict[str, list[str]] = {
     "bars": ["ocr"],
     "compass": ["opencv.lines"],
     "sun": ["opencv.color_region"],
+    "clock": ["program:opencv.color_region"],
+    "shadows": ["program:opencv.color_region"],
+    "rows": ["opencv.contours"],
+    "dice_math": ["opencv.dice", "yolo.dice", "opencv.dice+yolo.dice"],
 }
 """Grounding paths per scene kind: a proposer, or ``main+second`` for consensus."""
 REQUIRED_PARAMS = {"opencv.color_region": ("ranges",)}
 """Program params that are inputs, not tuning (kept when the proposer is swapped)."""
-STYLES = ("in", "out")
+STYLES = ("in", "out", "held")
+STYLE_LABELS = {"in": "in-style", "out": "out-of-style", "held": "held-out (reporting only)"}
 BUCKETS = ("right", "wrong", "withheld", "error")
 
 
@@ -69,6 +82,10 @@ def make_scene(task: Task) -> Any:
         from groundeval.benchmarks.synthetic import generate
 
         return generate(task.scene, task.difficulty, task.seed)
+    if task.style == "held":
+        from groundeval.benchmarks.synthetic.heldout import generate as generate_held
+
+        return generate_held(task.scene, task.seed)
     from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
 
     return generate_out(task.scene, task.seed)
@@ -77,7 +94,11 @@ def make_scene(task: Task) -> Any:
 def path_spec(spec: Any, path: str) -> Any:
     """The program's ground spec, run by ``path`` at default parameters."""
     main, _, second = path.partition("+")
-    keep = {k: v for k, v in spec.params.items() if k in REQUIRED_PARAMS.get(main, ())}
+    as_written = main.startswith("program:")
+    main = main.removeprefix("program:")
+    keep = {
+        k: v for k, v in spec.params.items() if as_written or k in REQUIRED_PARAMS.get(main, ())
+    }
     update: dict[str, Any] = {"proposer": main, "params": keep}
     if second:
         update |= {"verifier": "consensus", "agree_with": [{"proposer": second}]}
@@ -140,15 +161,37 @@ def verdict(outcome: str, truth: str) -> str:
     return "right" if outcome == truth else "wrong"
 
 
+def style_scenes(style: str) -> set[str]:
+    """Scene kinds a style can generate."""
+    if style == "in":
+        from groundeval.benchmarks.synthetic import AXIS_SCENES, SCENES
+
+        return {*SCENES, *AXIS_SCENES}
+    if style == "held":
+        from groundeval.benchmarks.synthetic import heldout
+
+        return {*heldout.SCENES, *heldout.AXIS_SCENES}
+    from groundeval.benchmarks.synthetic import outstyle
+
+    return set(outstyle.SCENES) | set(getattr(outstyle, "AXIS_SCENES", {}))
+
+
 def tasks_for(args: argparse.Namespace, paths: dict[str, list[str]]) -> list[Task]:
-    from groundeval.benchmarks.synthetic import DIFFICULTIES
+    from groundeval.benchmarks.synthetic import DIFFICULTIES, heldout
     from groundeval.benchmarks.synthetic.outstyle import DIFFICULTY, REPORT_SEED0
 
     out: list[Task] = []
     for style in args.styles.split(","):
+        known = style_scenes(style)
         for scene in args.scenes.split(","):
+            if scene not in known:
+                continue
             for path in paths[scene]:
-                if style == "in":
+                if style == "held":
+                    seed0 = heldout.REPORT_SEED0 if args.seed_held is None else args.seed_held
+                    for seed in range(seed0, seed0 + args.n_held):
+                        out.append(Task(style, scene, heldout.DIFFICULTY, seed, path))
+                elif style == "in":
                     for level in DIFFICULTIES:
                         for seed in range(args.seed_in, args.seed_in + args.n_in):
                             out.append(Task(style, scene, level, seed, path))
@@ -181,7 +224,9 @@ def main() -> None:
     parser.add_argument("--n-in", type=int, default=8, help="in-style items per difficulty")
     parser.add_argument("--seed-in", type=int, default=0, help="first in-style seed")
     parser.add_argument("--seed-out", type=int, default=None, help="first out-of-style seed")
-    parser.add_argument("--styles", default="in,out", help="in, out or both")
+    parser.add_argument("--n-held", type=int, default=40, help="held-out items per scene")
+    parser.add_argument("--seed-held", type=int, default=None, help="first held-out seed")
+    parser.add_argument("--styles", default="in,out,held", help="any of in, out, held")
     parser.add_argument("--scenes", default=",".join(PATHS))
     parser.add_argument("--paths", default=None, help="only these paths (comma separated)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
@@ -202,35 +247,45 @@ def main() -> None:
                 tally.counts[v] += 1
                 if v == "wrong":
                     tally.wrong.append(f"[{task.path}] {key}: said {outcome}, truth {truth}")
-    table = print_table(tallies)
+    missing = {
+        style: [s for s in args.scenes.split(",") if s not in style_scenes(style)]
+        for style in args.styles.split(",")
+    }
+    table = print_table(tallies, missing)
     print(f"\n{len(tasks)} gradings in {time.perf_counter() - started:.0f} s")
     if args.show_wrong:
-        for tally in tallies.values():
-            print("\n".join(tally.wrong))
+        for (style, _, _), tally in tallies.items():
+            if style != "held":  # held-out decisions stay unlisted: it is for reporting only
+                print("\n".join(tally.wrong))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(table, fh, indent=1)
 
 
-def print_table(tallies: dict[tuple[str, str, str], Tally]) -> list[dict[str, Any]]:
+def print_table(
+    tallies: dict[tuple[str, str, str], Tally], missing: dict[str, list[str]] | None = None
+) -> list[dict[str, Any]]:
     header = (
-        f"{'style':<6}{'scene':<9}{'proposer':<32}{'images':>7}{'decis.':>7}{'right':>7}"
+        f"{'style':<6}{'scene':<11}{'proposer':<32}{'images':>7}{'decis.':>7}{'right':>7}"
         f"{'wrong':>7}{'withh.':>7}{'error':>7}{'wrong/dec':>10}{'exact':>8}"
     )
     table = []
     for style in STYLES:
         rows = sorted((k, t) for k, t in tallies.items() if k[0] == style)
-        if not rows:
+        absent = (missing or {}).get(style, [])
+        if not rows and not absent:
             continue
-        label = "in-style" if style == "in" else "out-of-style"
-        print(f"\n{label}\n{header}")
+        print(f"\n{STYLE_LABELS[style]}\n{header}")
+        for scene in absent:
+            print(f"{style:<6}{scene:<11}{'n/a (no such scene in this style)':<32}")
+            table.append({"style": style, "scene": scene, "path": "n/a", "images": 0})
         for (_, scene, path), t in rows:
             c = t.counts
             decided = c["right"] + c["wrong"]
             share = c["wrong"] / decided if decided else 0.0
             exact = t.exact / t.images if t.images else 0.0
             print(
-                f"{style:<6}{scene:<9}{path:<32}{t.images:>7}{sum(c.values()):>7}"
+                f"{style:<6}{scene:<11}{path:<32}{t.images:>7}{sum(c.values()):>7}"
                 + "".join(f"{c[b]:>7}" for b in BUCKETS)
                 + f"{share:>10.1%}{exact:>8.0%}",
                 flush=True,

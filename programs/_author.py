@@ -59,6 +59,7 @@ Rules:
   A later question may reuse a grounding with "uses": "<question id>".
 - Use ONLY proposers, verifiers, parameters and checks listed in the catalogue, with
   their exact names; a proposer's "params" may only use the keys it lists.
+- "scoring" is optional (default grounded); if given, use a protocol the catalogue lists.
 - Where nothing can be grounded, write a plain question (no ground, no check): the
   judge answers it yes/no at grading time.
 - Question ids: letters, digits, _ . : - (g1, g2 for gates; h1, h2 for hard questions).

@@ -29,6 +29,28 @@ PROGRAMS_FILE = "programs.jsonl"
 FAILED_FILE = "failed.jsonl"
 SUMMARY_FILE = "summary.json"
 
+Plugins = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--plugins",
+        "--checks",
+        help="Python file registering proposers, verifiers, checks, scoring protocols or "
+        "judge backends: they join the catalogue, and drafts naming them validate "
+        "(repeatable; --checks is an alias).",
+    ),
+]
+
+
+def _load_plugins(plugins: list[Path] | None) -> None:
+    """Import every --plugins file once; a broken file stops the command, naming it."""
+    from groundeval.programs._plugins import load_plugins
+
+    try:
+        load_plugins(plugins)
+    except (ValueError, ImportError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
 
 class _DefaultDraft(TyperGroup):
     """A group whose first argument, when it is not a command, is the prompts file of ``draft``."""
@@ -132,15 +154,7 @@ def draft(
     resume: Annotated[bool, typer.Option(help="Keep programs already in DIR; redo the rest.")] = (
         False
     ),
-    plugins: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--plugins",
-            "--checks",
-            help="Python file registering proposers, verifiers or checks (they join the "
-            "catalogue; repeatable).",
-        ),
-    ] = None,
+    plugins: Plugins = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Judge-call cache folder.")] = None,
     no_cache: Annotated[bool, typer.Option(help="Do not use the judge-call cache.")] = False,
     record: Annotated[Path | None, typer.Option(help="Write every call to this cassette.")] = None,
@@ -155,12 +169,11 @@ def draft(
     """Draft one program per prompt; only drafts that validate reach programs.jsonl."""
     from groundeval.grounding import parse_params
     from groundeval.judges import build_judge
-    from groundeval.programs._plugins import load_plugins
     from groundeval.programs._run import progress_printer
     from groundeval.programs.cli import default_cache_dir
 
+    _load_plugins(plugins)
     try:
-        load_plugins(plugins)
         items = read_prompts(prompts)
         kept = _kept(out, resume)
         done = {p.id for p in kept}
@@ -202,10 +215,12 @@ def draft(
 def review(
     folder: Annotated[Path, typer.Argument(help="Folder written by groundeval author.")],
     out: Annotated[Path | None, typer.Option(help="Page folder (default DIR/review).")] = None,
+    plugins: Plugins = None,
 ) -> None:
     """Write a static review page: each draft beside its prompt; exports decisions.jsonl."""
     from groundeval.programs._author_review import ReviewError, write_review
 
+    _load_plugins(plugins)
     try:
         index = write_review(folder, out)
     except ReviewError as exc:
@@ -218,10 +233,12 @@ def review(
 def apply(
     folder: Annotated[Path, typer.Argument(help="Folder written by groundeval author.")],
     decisions: Annotated[Path, typer.Argument(help="decisions.jsonl exported by the page.")],
+    plugins: Plugins = None,
 ) -> None:
     """Approve (with edited weights), or remove, drafts as the reviewer decided."""
     from groundeval.programs._author_review import ReviewError, apply_decisions
 
+    _load_plugins(plugins)
     try:
         report = apply_decisions(folder, decisions)
     except ReviewError as exc:
@@ -231,6 +248,23 @@ def apply(
         f"{folder / PROGRAMS_FILE}: approved {report.approved}, rejected {report.rejected}, "
         f"still draft {report.pending}"
     )
+
+
+@author_app.command("catalogue")
+def catalogue(
+    out: Annotated[Path | None, typer.Option(help="Write the JSON here (default: print).")] = None,
+    plugins: Plugins = None,
+) -> None:
+    """Print the catalogue a drafting judge is shown (with what --plugins files add)."""
+    from groundeval.programs._catalogue import build_catalogue
+
+    _load_plugins(plugins)
+    text = json.dumps(build_catalogue(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    typer.echo(f"catalogue: {out}")
 
 
 __all__ = ["author_app", "summary_line", "write_outcomes"]

@@ -13,7 +13,11 @@ import inspect
 import json
 from typing import Any, get_args
 
+from groundeval.grounding import PROPOSERS, VERIFIERS, describe_params
+from groundeval.programs._checks import RESERVED_ARGS, _registry
+from groundeval.programs._expr_static import FUNCTION_NAMES, NAMES
 from groundeval.programs._model import Helper
+from groundeval.state import Registry
 
 BUILTIN_FILLS: dict[str, dict[str, Any]] = {
     "opencv.dice": {"kind": "box", "fields": {"pips": "integer 1-6"}},
@@ -57,30 +61,44 @@ def _json_safe(value: Any) -> Any:
         return repr(value)
 
 
-def proposer_entries() -> list[dict[str, Any]]:
-    """Every registered proposer: name, what it is for, parameters with defaults, what it fills."""
-    from groundeval.grounding import PROPOSERS
+def _params(registry: Registry[Any], name: str) -> dict[str, Any] | str:
+    """Name -> ``{"type", "default"}`` of every parameter an entry declares, or why not."""
+    try:
+        described = describe_params(registry.params_model(name))
+    except TypeError as exc:  # a plugin's broken declaration: say so, keep the catalogue
+        return f"declared wrongly: {exc}"
+    if described is None:
+        return "none declared"
+    return {
+        key: {k: _json_safe(v) if k == "default" else v for k, v in spec.items()}
+        for key, spec in described.items()
+    }
 
+
+def proposer_entries() -> list[dict[str, Any]]:
+    """Every registered proposer: name, what it is for, typed parameters, what it fills."""
     entries = []
     for name in PROPOSERS.names():
         factory = PROPOSERS[name]
-        defaults = getattr(factory, "defaults", None)
         fills = getattr(factory, "fills", None) or BUILTIN_FILLS.get(name)
         entry: dict[str, Any] = {"name": name, "about": _first_line(factory)}
-        if isinstance(defaults, dict):
-            entry["params"] = {k: _json_safe(v) for k, v in sorted(defaults.items())}
-        else:
-            entry["params"] = "none declared"
+        entry["params"] = _params(PROPOSERS, name)
         entry["fills"] = _json_safe(fills) if fills is not None else "undeclared"
         entries.append(entry)
     return entries
 
 
 def verifier_entries() -> list[dict[str, Any]]:
-    """Every registered verifier with what it is for."""
-    from groundeval.grounding import VERIFIERS
-
-    return [{"name": name, "about": _first_line(VERIFIERS[name])} for name in VERIFIERS.names()]
+    """Every registered verifier: what it is for and, if it has settings, where and which."""
+    entries = []
+    for name in VERIFIERS.names():
+        factory = VERIFIERS[name]
+        entry: dict[str, Any] = {"name": name, "about": _first_line(factory)}
+        key = getattr(factory, "params_key", None)
+        if isinstance(key, str) and key:
+            entry["settings"] = {"in": f"params.{key}", "params": _params(VERIFIERS, name)}
+        entries.append(entry)
+    return entries
 
 
 def _annotation(param: inspect.Parameter) -> str:
@@ -92,8 +110,6 @@ def _annotation(param: inspect.Parameter) -> str:
 
 def check_entries() -> list[dict[str, Any]]:
     """Every named check with its argument schema (name, type, required, default)."""
-    from groundeval.programs._checks import RESERVED_ARGS, _registry
-
     entries = []
     for name, entry in sorted(_registry().items()):
         args: dict[str, Any] = {}
@@ -120,8 +136,6 @@ def check_entries() -> list[dict[str, Any]]:
 
 def expression_entry() -> dict[str, Any]:
     """The safe expression language's names and functions."""
-    from groundeval.programs._expr_static import FUNCTION_NAMES, NAMES
-
     return {
         "names": list(NAMES),
         "functions": list(FUNCTION_NAMES),
@@ -132,9 +146,28 @@ def expression_entry() -> dict[str, Any]:
     }
 
 
+def protocol_entries() -> list[dict[str, Any]]:
+    """Every registered scoring protocol (a program's ``scoring``) with what it computes."""
+    from groundeval.programs._protocols import PROTOCOLS
+
+    return [{"name": d["name"], "about": d["about"]} for d in PROTOCOLS.describe()]
+
+
+def judge_entries() -> list[dict[str, Any]]:
+    """Every registered judge backend (``--judge <name>:...``) with what it talks to."""
+    import groundeval.judges  # noqa: F401  (registers the built-in backends)
+
+    judges = Registry.registries().get("judge backend")
+    if judges is None:  # pragma: no cover - the import above always creates it
+        return []
+    return [{"name": d["name"], "about": d["about"]} for d in judges.describe()]
+
+
 def build_catalogue() -> dict[str, Any]:
     """The whole catalogue as plain JSON data (what the drafting judge is shown)."""
     return {
+        "protocols": protocol_entries(),
+        "judges": judge_entries(),
         "helpers": list(get_args(Helper)),
         "proposers": proposer_entries(),
         "verifiers": verifier_entries(),
@@ -155,6 +188,8 @@ __all__ = [
     "catalogue_text",
     "check_entries",
     "expression_entry",
+    "judge_entries",
     "proposer_entries",
+    "protocol_entries",
     "verifier_entries",
 ]

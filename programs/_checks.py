@@ -58,7 +58,11 @@ def _adopt(name: str, fn: Any) -> None:
 _REGISTRY: Registry[RegisteredCheck] = Registry(
     "check",
     group="groundeval.checks",
-    builtins=["groundeval.programs._check_library", "groundeval.programs._check_spatial"],
+    builtins=[
+        "groundeval.programs._check_library",
+        "groundeval.programs._check_spatial",
+        "groundeval.programs._check_physics",
+    ],
     unwrap=lambda entry: entry.fn,
     adopt=_adopt,
 )

@@ -18,7 +18,7 @@ installed package's ``groundeval.benchmarks`` entry point naming a ``typer.Typer
 
 def mount(app: typer.Typer) -> None:
     """Add the ground/demo commands and the benchmark sub-apps (built-in and installed)."""
-    from groundeval.state.report._cli import report_command
+    from groundeval.state.report import report_command
 
     app.command("ground")(ground)
     app.command("demo")(demo)
@@ -122,7 +122,7 @@ def demo(
     seed: Annotated[int, typer.Option()] = 0,
 ) -> None:
     """Grade synthetic dice, coins, bars, compass and sun scenes offline, end to end."""
-    from groundeval.benchmarks.synthetic._demo import run_demo
+    from groundeval.benchmarks.synthetic import run_demo
 
     try:
         summary = run_demo(out, per_scene=per_scene, seed=seed)

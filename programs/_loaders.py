@@ -7,7 +7,7 @@ bombs), files are size-limited, and every check is validated before anything run
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,10 +15,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from groundeval.grounding import get_proposer, proposer_names, verifier_names
+from groundeval.grounding import param_problems, proposer_names, verifier_names
 from groundeval.programs._checks import validate_check
 from groundeval.programs._model import Program
-from groundeval.state import GroundSpec
 
 MAX_PROGRAM_FILE_BYTES = 64 * 1024 * 1024
 
@@ -49,7 +48,7 @@ def load_programs(path: Path, *, check: bool = True) -> list[Program]:
     path = Path(path)
     issues: list[ProgramIssue] = []
     docs = _documents(path, issues)
-    programs: list[Program] = []
+    parsed: list[tuple[_Doc, Program]] = []
     for doc in docs:
         try:
             program = Program.model_validate(doc.data)
@@ -58,9 +57,9 @@ def load_programs(path: Path, *, check: bool = True) -> list[Program]:
             continue
         if check:
             issues += _check_issues(path, doc, program)
-        programs.append(program)
+        parsed.append((doc, program))
     seen: dict[str, str] = {}
-    for doc, program in zip(docs, programs, strict=False):
+    for doc, program in parsed:  # each program with its own document (a bad one is skipped)
         if program.id in seen:
             issues.append(
                 ProgramIssue(str(path), doc.where, f"duplicate program id {program.id!r}")
@@ -68,7 +67,7 @@ def load_programs(path: Path, *, check: bool = True) -> list[Program]:
         seen[program.id] = doc.where
     if issues:
         raise ProgramFileError(issues)
-    return programs
+    return [program for _, program in parsed]
 
 
 def load_program_files(paths: list[Path], *, check: bool = True) -> list[Program]:
@@ -225,16 +224,16 @@ def _yaml_line(node: yaml.Node, loc: list[Any]) -> int:
     return int(node.start_mark.line) + 1
 
 
-def _param_problem(spec: GroundSpec) -> str:
-    """What the proposer's own parameter check refuses (a misspelt key), before any run."""
-    resolve: Callable[..., Any] | None = getattr(get_proposer(spec.proposer), "resolve", None)
-    if resolve is None:
-        return ""
-    try:
-        resolve(spec)
-    except ValueError as exc:
-        return str(exc)
-    return ""
+def _path_parts(place: str) -> list[str | int]:
+    """``agree_with[0].params`` -> ``["agree_with", 0, "params"]``."""
+    return [int(i) if i else k for k, i in re.findall(r"(\w+)|\[(\d+)\]", place)]
+
+
+def _located(doc: _Doc, loc: list[str | int]) -> str:
+    """``line N, $.hard[0].ground.params``: the JSON path, with the YAML line when known."""
+    json_path = doc.prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+    line = _yaml_line(doc.node, loc) if doc.node is not None else doc.line
+    return f"line {line}, {json_path}" if line else json_path
 
 
 def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]:
@@ -257,10 +256,9 @@ def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]
                 if name not in known:
                     message = f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}"
                     issues.append(ProgramIssue(str(path), f"{where}.ground.{kind}", message))
-            if q.ground.proposer in proposers:
-                problem = _param_problem(q.ground)
-                if problem:
-                    issues.append(ProgramIssue(str(path), f"{where}.ground.params", problem))
+            for place, message in param_problems(q.ground):  # unknown or ill-typed parameters
+                loc = [section, index, "ground", *_path_parts(place)]
+                issues.append(ProgramIssue(str(path), _located(doc, loc), message))
             for k, opinion in enumerate(q.ground.agree_with):
                 if opinion.proposer not in proposers:
                     known_names = ", ".join(sorted(proposers))

@@ -15,7 +15,7 @@ are atomic rewrites, so a retried item overwrites its half-finished evidence.
 Workers never receive the driver's judge object (SDK clients do not pickle):
 each worker builds its own from a :class:`JudgeRecipe` (or any picklable
 factory). Judge calls share the cluster's ``rpm``/``tpm`` budget through one
-limiter actor (see :mod:`groundeval.judges._ray_limits`) and the on-disk reply
+limiter actor (see :func:`groundeval.judges.start_rate_budget`) and the on-disk reply
 cache through the shared ``cache_dir``.
 """
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundeval.judges import Judge
+from groundeval.judges import Judge, start_rate_budget, with_cluster_limit
 from groundeval.programs._runner import ItemInput, grade_item
 from groundeval.state import ItemResult, ItemUsage, RunStore
 
@@ -234,8 +234,6 @@ class RayExecutor:
     def _start_budget(self) -> Any:
         if self.rpm is None and self.tpm is None:
             return None
-        from groundeval.judges._ray_limits import start_rate_budget
-
         return start_rate_budget(self.rpm, self.tpm)
 
     def _recipe(self, judge: Judge) -> JudgeRecipe | JudgeFactory:
@@ -370,6 +368,4 @@ def _worker_judge(job: _Job) -> Judge:
     judge = job.judge.build() if isinstance(job.judge, JudgeRecipe) else job.judge()
     if job.budget is None:
         return judge
-    from groundeval.judges._ray_limits import with_cluster_limit
-
     return with_cluster_limit(judge, job.budget)

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from pydantic import BaseModel
+
 T = TypeVar("T")
 O = TypeVar("O")  # noqa: E741  (the decorated object)
 
@@ -69,6 +71,9 @@ class Registry(MutableMapping[str, T], Generic[T]):
         adopt: registers an object an entry point names that did not register itself
             (default: register it as it is under the entry point's name).
         pattern: what a name may look like.
+        params: the pydantic model of the parameters an entry declares (``None``:
+            it declares none), so ``validate`` and the authoring catalogue know
+            every parameter's type.
     """
 
     _all: ClassVar[dict[str, Registry[Any]]] = {}
@@ -82,6 +87,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
         unwrap: Callable[[T], Any] | None = None,
         adopt: Callable[[str, Any], None] | None = None,
         pattern: re.Pattern[str] = NAME_PATTERN,
+        params: Callable[[Any], type[BaseModel] | None] | None = None,
     ) -> None:
         self.kind = kind
         self.group = group
@@ -89,6 +95,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
         self.pattern = pattern
         self._unwrap = unwrap or (lambda value: value)
         self._adopt = adopt
+        self._params = params
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
         self._builtins_loaded = False
@@ -178,6 +185,16 @@ class Registry(MutableMapping[str, T], Generic[T]):
         """``module:qualname`` of the object registered as ``name``."""
         self.lookup(name)
         return self._origins[name]
+
+    def params_model(self, name: str) -> type[BaseModel] | None:
+        """The model of the parameters the entry ``name`` declares (``None``: none declared).
+
+        Raises:
+            UnknownNameError: no entry is registered as ``name``.
+            TypeError: the entry declares its parameters in a way no model can be built from.
+        """
+        entry = self._unwrap(self.lookup(name))
+        return self._params(entry) if self._params is not None else None
 
     def describe(self) -> list[dict[str, str]]:
         """Name, first docstring line and origin of every entry (for catalogues)."""

@@ -32,19 +32,8 @@ TOP = (
 )
 """Modules above every layer: they may import any package."""
 
-PRIVATE_ALLOWED = {
-    # Optional Ray pieces, imported lazily inside the Ray executor.
-    ("programs/_ray.py", "groundeval.judges._ray_limits"),
-    # Summary internals of one protocol, not exported by programs.scoring yet.
-    ("benchmarks/bizgeneval/_summary.py", "groundeval.programs.scoring._checklist"),
-    ("benchmarks/dsg/_correlate.py", "groundeval.programs.scoring._dependency"),
-    # Top-level modules wiring private pieces together.
-    ("programs/_cli_extra.py", "groundeval.state.report._cli"),
-    ("programs/_cli_extra.py", "groundeval.benchmarks.synthetic._demo"),
-    ("grounding/models/train_dice.py", "groundeval.benchmarks.synthetic._common"),
-    ("grounding/models/train_dice.py", "groundeval.benchmarks.synthetic._dice"),
-}
-"""Known reach-ins into another package's private module: this list only shrinks."""
+PRIVATE_ALLOWED: set[tuple[str, str]] = set()
+"""Known reach-ins into another package's private module: none left, keep it that way."""
 
 
 @dataclass(frozen=True)

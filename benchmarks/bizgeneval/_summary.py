@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from groundeval.benchmarks.bizgeneval._data import BizGenEvalItem, read_rows, row_item
-from groundeval.programs.scoring._checklist import (
+from groundeval.programs.scoring import (
     DIMENSION_ORDER,
     DOMAIN_ORDER,
     ChecklistRecord,

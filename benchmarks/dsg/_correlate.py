@@ -22,8 +22,7 @@ from groundeval.benchmarks.dsg._data import (
 )
 from groundeval.benchmarks.dsg._replay import RecordedAnswersJudge
 from groundeval.programs import ItemInput, Program, grade_item
-from groundeval.programs.scoring import DependencyScoring
-from groundeval.programs.scoring._dependency import Missing
+from groundeval.programs.scoring import DependencyScoring, Missing
 from groundeval.state import ItemResult
 
 

@@ -6,6 +6,7 @@ the programs that grade it offline with the OpenCV and OCR proposers.
 """
 
 from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic._demo import run_demo
 from groundeval.benchmarks.synthetic._effects import DIFFICULTIES
 from groundeval.benchmarks.synthetic._suite import (
     AXIS_SCENES,
@@ -23,6 +24,7 @@ __all__ = [
     "Scene",
     "encode_png",
     "generate",
+    "run_demo",
     "scene_id",
     "write_suite",
 ]

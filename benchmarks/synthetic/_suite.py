@@ -18,6 +18,7 @@ from groundeval.benchmarks.synthetic import (
     _compass,
     _dice,
     _latent,
+    _reflection,
     _rows,
     _shadows,
     _sun,
@@ -40,6 +41,7 @@ AXIS_SCENES: dict[str, SceneMaker] = {
     "shadows": _shadows.make,
     "rows": _rows.make,
     "dice_math": _latent.make,
+    "reflection": _reflection.make,
 }
 """Scenes for the capability axes (examples/axes); kept out of the default suite and demo
 because two of them (world, counterfactual) also ask the judge."""

@@ -28,10 +28,12 @@ AXIS_SCENES: dict[str, str] = {
     "text": "bars",
 }
 """The synthetic scene each axis's example programs grade."""
+MORE_SCENES: dict[str, tuple[str, ...]] = {"physics": ("reflection",)}
+"""Further scenes of an axis, written after its main scene's programs in the same file."""
 PER_AXIS = (("clean", 3), ("moderate", 1))
 HERE = Path(__file__).resolve().parent
 HEADER = """\
-# Example programs for the {axis!r} axis, grading synthetic '{scene}' scenes.
+# Example programs for the {axis!r} axis, grading synthetic {scene} scenes.
 # Written by examples/axes/make_axes.py; each id is <scene>-<difficulty>-<seed>, so
 #   python -c "from groundeval.benchmarks.synthetic import generate, encode_png; ..."
 # regenerates the image it grades (tests/benchmarks/test_axes.py does, and checks the decisions).
@@ -60,24 +62,30 @@ def _seeds(scene: str, difficulty: str, count: int) -> list[int]:
     return chosen
 
 
+def scenes_of(axis: str) -> tuple[str, ...]:
+    """Every synthetic scene an axis's example file grades, its main scene first."""
+    return (AXIS_SCENES[axis], *MORE_SCENES.get(axis, ()))
+
+
 def programs_for(axis: str) -> list[dict[str, Any]]:
     """The example programs of one axis as plain data (what the YAML file holds)."""
-    scene = AXIS_SCENES[axis]
     out = []
-    for difficulty, count in PER_AXIS:
-        for seed in _seeds(scene, difficulty, count):
-            for program in generate(scene, difficulty, seed).programs:
-                data = program.model_dump(mode="json", exclude_defaults=True)
-                data["tags"] = {**data.get("tags", {}), "axis": axis}
-                out.append(data)
+    for scene in scenes_of(axis):
+        for difficulty, count in PER_AXIS:
+            for seed in _seeds(scene, difficulty, count):
+                for program in generate(scene, difficulty, seed).programs:
+                    data = program.model_dump(mode="json", exclude_defaults=True)
+                    data["tags"] = {**data.get("tags", {}), "axis": axis}
+                    out.append(data)
     return out
 
 
 def write_all(folder: Path = HERE) -> list[Path]:
     """Write one YAML file per axis; return their paths."""
     paths = []
-    for axis, scene in AXIS_SCENES.items():
-        text = HEADER.format(axis=axis, scene=scene) + yaml.dump(
+    for axis in AXIS_SCENES:
+        scenes = " and ".join(f"'{scene}'" for scene in scenes_of(axis))
+        text = HEADER.format(axis=axis, scene=scenes) + yaml.dump(
             programs_for(axis),
             Dumper=_NoAliases,
             sort_keys=False,

@@ -1,11 +1,12 @@
 """Shared base of the OpenCV and OCR proposers: sync detection wrapped into the async protocol.
 
 A CV proposer is a plain ``detect(image_bgr, spec, params) -> list[Element]``.
-The base merges its ``defaults`` with ``spec.params`` (unknown keys are an error
-naming them), lets the proposer adapt the parameters to the loop's feedback on a
-retry, runs detection in a worker thread, drops proposals that repeat elements
-the verifier already accepted, and returns the parameters actually used so the
-state file records them.
+The base merges its ``defaults`` with ``spec.params`` (an unknown key, or a value
+not of its default's type or of the type ``param_types`` declares, is an error
+naming it: see :mod:`groundeval.grounding._params`), lets the proposer adapt the
+parameters to the loop's feedback on a retry, runs detection in a worker thread,
+drops proposals that repeat elements the verifier already accepted, and returns
+the parameters actually used so the state file records them.
 
 After detecting, every proposer checks itself (``self_check``): what in the image
 looks like one more object but no element covers (``Proposal.unexplained``, see
@@ -23,7 +24,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from groundeval.grounding._geometry import same_object
-from groundeval.grounding._protocol import RESERVED_PARAMS, Feedback, Proposal, ProposeRequest
+from groundeval.grounding._protocol import (
+    Feedback,
+    Proposal,
+    ProposeRequest,
+    declared_param_problems,
+    reserved_params,
+)
 from groundeval.state import Element, GroundSpec
 
 MIN_IMAGE_SIDE_PX = 8
@@ -41,10 +48,17 @@ class Review:
 
 
 class CVProposer:
-    """Base class: subclasses set ``name`` and ``defaults`` and implement ``detect``."""
+    """Base class: subclasses set ``defaults`` and implement ``detect``.
+
+    Each default's value gives its parameter's type (an int default takes ints, a
+    float default ints or floats, a ``None`` default anything); ``param_types``
+    declares a type a default cannot show (``{"weights": str | None}``) or a bound
+    (``{"blur_px": NonNegativeInt}``).
+    """
 
     name: ClassVar[str] = "cv"
     defaults: ClassVar[dict[str, Any]] = {}
+    param_types: ClassVar[dict[str, Any]] = {}
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
@@ -57,13 +71,15 @@ class CVProposer:
         return params
 
     def resolve(self, spec: GroundSpec, feedback: Feedback | None = None) -> dict[str, Any]:
-        """Defaults overridden by ``spec.params``, then adapted to the feedback of a retry."""
-        own = {k: v for k, v in spec.params.items() if k not in RESERVED_PARAMS}
-        unknown = sorted(set(own) - set(self.defaults))
-        if unknown:
-            raise ValueError(
-                f"proposer {self.name}: unknown params {unknown}; known: {sorted(self.defaults)}"
-            )
+        """Defaults overridden by ``spec.params``, then adapted to the feedback of a retry.
+
+        Raises:
+            ValueError: an unknown or ill-typed parameter (every one named).
+        """
+        own = {k: v for k, v in spec.params.items() if k not in reserved_params()}
+        problems = declared_param_problems(type(self), self.name, own)
+        if problems:
+            raise ValueError("; ".join(problems))
         params = {**self.defaults, **own}
         if feedback is not None and is_retry(feedback):
             params = self.adapt(dict(params), feedback)

@@ -7,7 +7,9 @@ converted once (in :mod:`groundeval.judges`) into pixels of the original image.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import PositiveInt
 
 from groundeval.grounding._protocol import Proposal, ProposeRequest, register_proposer
 from groundeval.judges import (
@@ -29,6 +31,12 @@ class JudgeProposer:
     """Asks the run's judge for help lines of the spec's helper kind."""
 
     name = "judge"
+    defaults: ClassVar[dict[str, Any]] = {
+        "min_pixels": QWEN_MIN_PIXELS,
+        "max_pixels": QWEN_MAX_PIXELS,
+    }
+    """Qwen2.5-VL's resize budget (read only for judges that answer in ``qwen25_px``)."""
+    param_types: ClassVar[dict[str, Any]] = {"min_pixels": PositiveInt, "max_pixels": PositiveInt}
 
     async def propose(self, request: ProposeRequest) -> Proposal:
         """One proposal call; each unusable proposal goes into ``Proposal.dropped`` with its reason.

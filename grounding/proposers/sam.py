@@ -35,6 +35,13 @@ class _SegmentProposer(CVProposer):
         "threads": None,
         "simplify_share": 0.004,
     }
+    param_types: ClassVar[dict[str, Any]] = {
+        "weights": str | None,
+        "prompt_xyxy_px": list[float] | list[list[float]] | None,
+        "prompt_points_px": list[float] | list[list[float]] | None,
+        "threads": int | None,
+    }
+    """Types the ``None`` defaults cannot show (``validate`` checks them)."""
 
     def predict_args(self, params: dict[str, Any]) -> dict[str, Any]:
         """Prompts in the form ultralytics takes (none: segment everything)."""

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import NonNegativeFloat
 
 from groundeval.grounding._geometry import area_iou, element_xyxy, point_distance, same_object
 from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
@@ -35,6 +37,15 @@ class ConsensusVerifier:
 
     Settings can be overridden per question with ``params: {consensus: {...}}``.
     """
+
+    params_key: ClassVar[str] = CONSENSUS_KEY
+    """The ``ground.params`` key holding this verifier's settings (``validate`` checks them)."""
+    param_types: ClassVar[dict[str, Any]] = {
+        "match_iou": NonNegativeFloat,
+        "match_px": NonNegativeFloat,
+        "field_rel_tol": NonNegativeFloat,
+    }
+    """Every setting is a number >= 0 (what :meth:`with_overrides` enforces at run time)."""
 
     name: str = "consensus"
     match_iou: float = 0.5

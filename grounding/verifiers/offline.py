@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from pydantic import NonNegativeFloat
 
 from groundeval.grounding._geometry import (
     SAME_OBJECT_IOU,
@@ -51,6 +52,16 @@ class OfflineVerifier:
 
     Settings can be overridden per question with ``params: {offline_verifier: {...}}``.
     """
+
+    params_key: ClassVar[str] = SETTINGS_KEY
+    """The ``ground.params`` key holding this verifier's settings (``validate`` checks them)."""
+    param_types: ClassVar[dict[str, Any]] = {
+        "min_size_px": NonNegativeFloat,
+        "inside_tolerance": NonNegativeFloat,
+        "duplicate_iou": NonNegativeFloat,
+        "duplicate_px": NonNegativeFloat,
+    }
+    """Every setting is a number >= 0 (what :meth:`with_overrides` enforces at run time)."""
 
     name: str = "offline"
     min_size_px: float = 3.0

@@ -43,7 +43,7 @@ def test_validate_passes_on_every_axis_file() -> None:
     files = [str(p) for p in sorted(AXES_DIR.glob("*.yaml"))]
     result = CliRunner().invoke(app, ["validate", *files])
     assert result.exit_code == 0, result.output
-    assert "ok: 36 program(s)" in result.output
+    assert "ok: 40 program(s)" in result.output  # physics has shadows and reflection
 
 
 def _scene_of(program_id: str) -> tuple[str, str, int]:

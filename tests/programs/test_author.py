@@ -262,6 +262,13 @@ def _as_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, entry in list(_checks._registry().items()):
         if not entry.origin.startswith("groundeval."):
             monkeypatch.delitem(_checks._REGISTRY, name)
+    from groundeval.state import Registry
+
+    for kind in ("scoring protocol", "judge backend"):  # the catalogue lists these too
+        others = Registry.registries().get(kind)
+        for name in list(others or ()):
+            if others is not None and not others.origin(name).startswith("groundeval."):
+                monkeypatch.delitem(others, name)
 
 
 def test_offline_example_from_the_cassette_then_run_refuses_drafts(

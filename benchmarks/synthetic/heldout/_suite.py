@@ -1,0 +1,126 @@
+"""Generating held-out scenes by name and seed, and writing a suite to disk."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading
+
+SceneMaker = Callable[[str, int, np.random.Generator], Scene]
+SCENES: dict[str, SceneMaker] = {
+    "dice": _counting.dice,
+    "coins": _counting.coins,
+    "bars": _reading.bars,
+    "compass": _reading.compass,
+    "sun": _light.sun,
+}
+AXIS_SCENES: dict[str, SceneMaker] = {
+    "clock": _reading.clock,
+    "clock_world": _reading.clock_world,
+    "clock_counterfactual": _reading.clock_counterfactual,
+    "shadows": _light.shadows,
+    "rows": _counting.rows,
+    "dice_math": _counting.dice_math,
+}
+"""The capability-axis kinds, named as in the in-style suite's ``AXIS_SCENES``."""
+DIFFICULTY = "heldout"
+REPORT_SEED0 = 900_000
+"""First seed of the reported range; nothing is tuned on this style at any seed."""
+STYLE_VERSION = 1
+
+
+def scene_id(scene: str, seed: int) -> str:
+    """Stable item id, safe as a file name: ``dice-heldout-900042``."""
+    return f"{scene}-{DIFFICULTY}-{seed:06d}"
+
+
+def generate(scene: str, seed: int) -> Scene:
+    """One held-out scene with exact truth and its programs (same arguments, same bytes)."""
+    makers = {**SCENES, **AXIS_SCENES}
+    if scene not in makers:
+        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(makers)}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    index = list(makers).index(scene)
+    rng = np.random.default_rng([int(seed), index, 0x4E1D, STYLE_VERSION])
+    return makers[scene](scene_id(scene, seed), seed, rng)
+
+
+def write_suite(
+    out_dir: Path | str,
+    n_per_scene: int = 40,
+    seed: int = REPORT_SEED0,
+    scenes: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """Write ``<id>.png`` images, ``programs.jsonl``, ``truth.jsonl`` and ``manifest.json``.
+
+    Every kind (``SCENES`` and ``AXIS_SCENES``) unless ``scenes`` names some; the
+    layout is the in-style suite's, so ``groundeval run`` reads it unchanged.
+    """
+    if n_per_scene < 1:
+        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
+    names = list(scenes) if scenes is not None else [*SCENES, *AXIS_SCENES]
+    unknown = [n for n in names if n not in SCENES and n not in AXIS_SCENES]
+    if unknown:
+        raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    programs: list[str] = []
+    truths: list[str] = []
+    items: list[dict[str, Any]] = []
+    for name in names:
+        for s in range(seed, seed + n_per_scene):
+            scene = generate(name, s)
+            ok, buf = cv2.imencode(".png", scene.image_bgr)
+            if not ok:  # pragma: no cover - OpenCV always encodes a uint8 BGR image
+                raise ValueError(f"{scene.id}: could not encode PNG")
+            png = bytes(buf.tobytes())
+            (out / f"{scene.id}.png").write_bytes(png)
+            programs.extend(p.model_dump_json(exclude_defaults=True) for p in scene.programs)
+            row = {
+                "id": scene.id,
+                "scene": name,
+                "difficulty": DIFFICULTY,
+                "seed": s,
+                "image": f"{scene.id}.png",
+                **scene.truth,
+            }
+            truths.append(json.dumps(row, sort_keys=True, default=_json_default))
+            items.append(
+                {
+                    "id": scene.id,
+                    "image": f"{scene.id}.png",
+                    "sha256": hashlib.sha256(png).hexdigest(),
+                }
+            )
+    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
+    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
+    manifest = {
+        "style": DIFFICULTY,
+        "style_version": STYLE_VERSION,
+        "scenes": names,
+        "difficulties": [DIFFICULTY],
+        "n_per_scene": n_per_scene,
+        "seed": seed,
+        "items": items,
+        "programs": "programs.jsonl",
+        "truth": "truth.jsonl",
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to truth.jsonl")
