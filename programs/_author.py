@@ -24,6 +24,7 @@ from typing import Any
 
 from groundeval.judges import JudgeCall, JudgeError, load_json
 from groundeval.programs._catalogue import catalogue_text
+from groundeval.programs._loaders import ProgramFileError, load_programs
 from groundeval.programs._model import ID_PATTERN, Program, Provenance
 from groundeval.state import Usage
 
@@ -233,8 +234,6 @@ def validate_draft(data: dict[str, Any]) -> list[str]:
     The draft goes through :func:`load_programs` itself (schema, references, static
     expression check, proposer and verifier names and parameters).
     """
-    from groundeval.programs._loaders import ProgramFileError, load_programs
-
     with tempfile.TemporaryDirectory(prefix="groundeval-author-") as tmp:
         path = Path(tmp) / "draft.json"
         path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

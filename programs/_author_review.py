@@ -18,7 +18,10 @@ from typing import Any
 
 import jinja2
 
+from groundeval.programs._checks import _registry, check_label
+from groundeval.programs._loaders import ProgramFileError, dump_programs_jsonl, load_programs
 from groundeval.programs._model import NamedCheck, Program, Question
+from groundeval.state import atomic_write
 
 PROGRAMS_FILE = "programs.jsonl"
 REJECTED_FILE = "rejected.jsonl"
@@ -41,8 +44,6 @@ class ApplyReport:
 
 
 def _programs(folder: Path) -> list[Program]:
-    from groundeval.programs._loaders import ProgramFileError, load_programs
-
     path = Path(folder) / PROGRAMS_FILE
     if not path.is_file():
         raise ReviewError(f"{path}: not found; run groundeval author ... --out {folder} first")
@@ -71,8 +72,6 @@ def ground_words(question: Question, program: Program) -> str:
 
 def check_words(question: Question) -> str:
     """The check in words: the expression, or the named check with its purpose."""
-    from groundeval.programs._checks import _registry, check_label
-
     check = question.check
     if check is None:
         return "asked to the judge (yes/no)"
@@ -250,9 +249,6 @@ def apply_decisions(folder: Path, decisions: Path) -> ApplyReport:
     Everything is checked before anything is written; programs.jsonl is rewritten
     atomically and must still validate.
     """
-    from groundeval.programs._loaders import dump_programs_jsonl, load_programs
-    from groundeval.state import atomic_write
-
     folder = Path(folder)
     programs = _programs(folder)
     chosen = {d.id: d for d in read_decisions(decisions, programs)}

@@ -17,6 +17,7 @@ from groundeval.grounding import PROPOSERS, VERIFIERS, describe_params
 from groundeval.programs._checks import RESERVED_ARGS, _registry
 from groundeval.programs._expr_static import FUNCTION_NAMES, NAMES
 from groundeval.programs._model import Helper
+from groundeval.programs._protocols import PROTOCOLS
 from groundeval.state import Registry
 
 BUILTIN_FILLS: dict[str, dict[str, Any]] = {
@@ -148,8 +149,6 @@ def expression_entry() -> dict[str, Any]:
 
 def protocol_entries() -> list[dict[str, Any]]:
     """Every registered scoring protocol (a program's ``scoring``) with what it computes."""
-    from groundeval.programs._protocols import PROTOCOLS
-
     return [{"name": d["name"], "about": d["about"]} for d in PROTOCOLS.describe()]
 
 

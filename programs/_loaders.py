@@ -16,6 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from groundeval.grounding import param_problems, proposer_names, verifier_names
+from groundeval.grounding.proposers.yolo import weights_issues
 from groundeval.programs._checks import validate_check
 from groundeval.programs._model import Program
 
@@ -265,8 +266,6 @@ def _check_issues(path: Path, doc: _Doc, program: Program) -> list[ProgramIssue]
                     message = f"unknown proposer {opinion.proposer!r}; known: {known_names}"
                     place = f"{where}.ground.agree_with[{k}]"
                     issues.append(ProgramIssue(str(path), place, message))
-            from groundeval.grounding.proposers.yolo import weights_issues  # pickles: issue 12
-
             for field, message in weights_issues(q.ground):
                 issues.append(ProgramIssue(str(path), f"{where}.ground.{field}", message))
     return issues

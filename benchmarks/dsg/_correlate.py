@@ -21,7 +21,7 @@ from groundeval.benchmarks.dsg._data import (
     read_likert,
 )
 from groundeval.benchmarks.dsg._replay import RecordedAnswersJudge
-from groundeval.programs import ItemInput, Program, grade_item
+from groundeval.programs import ItemInput, Program, grade_item, run_items
 from groundeval.programs.scoring import DependencyScoring, Missing
 from groundeval.state import ItemResult
 
@@ -73,8 +73,6 @@ def correlate(
     if out is None:
         results = asyncio.run(grade_dsg(items, judge))
     else:
-        from groundeval.programs import run_items
-
         config = {"benchmark": "dsg", "dependencies": dependencies, "split": split}
         report = asyncio.run(run_items(items, judge=judge, out=out, config=config))
         results = report.results

@@ -14,6 +14,7 @@ from groundeval.benchmarks.synthetic._suite import write_suite
 from groundeval.judges import build_judge
 from groundeval.programs import items_from_images, load_programs, run_items
 from groundeval.state import ItemResult, RunStore, atomic_write, iter_jsonl
+from groundeval.state.report import write_report
 
 
 def accuracy_vs_truth(
@@ -70,8 +71,6 @@ def run_demo(out: Path, *, per_scene: int = 4, seed: int = 0) -> dict[str, Any]:
     summary["accuracy_vs_truth"] = accuracy_vs_truth(report.results, truth, difficulty)
     summary["accuracy_by_scene"] = accuracy_vs_truth(report.results, truth, scene)
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    from groundeval.state.report import write_report
-
     write_report([out])
     return summary
 
