@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundeval.judges import Judge, start_rate_budget, with_cluster_limit
+from groundeval.grounding import PROPOSERS
+from groundeval.judges import (
+    Judge,
+    build_judge,
+    make_judge,
+    start_rate_budget,
+    with_cluster_limit,
+)
+from groundeval.programs._checks import load_check_module
 from groundeval.programs._runner import ItemInput, grade_item
 from groundeval.state import ItemResult, ItemUsage, RunStore
 
@@ -75,8 +83,6 @@ class JudgeRecipe:
 
     def build(self) -> Judge:
         """The judge, with the middleware but without local rate limits."""
-        from groundeval.judges import build_judge
-
         options = {k: v for k, v in self.options.items() if k not in ("rpm", "tpm")}
         judge: Judge = build_judge(self.spec, **options)
         return judge
@@ -239,8 +245,6 @@ class RayExecutor:
     def _recipe(self, judge: Judge) -> JudgeRecipe | JudgeFactory:
         if self.judge is not None:
             return self.judge
-        from groundeval.judges import make_judge
-
         try:
             make_judge(judge.spec)
         except (ValueError, OSError) as exc:
@@ -265,8 +269,6 @@ class RayExecutor:
 def _proposer_gpus(name: str, overrides: Mapping[str, float]) -> float:
     if name in overrides:
         return float(overrides[name])
-    from groundeval.grounding import PROPOSERS
-
     factory = PROPOSERS.get(name)  # built-ins, entry points and loaded plugins
     return float(getattr(factory, "num_gpus", 0.0) or 0.0)
 
@@ -337,8 +339,6 @@ def _setup(job: _Job) -> None:
     key = (job.imports, job.checks)
     if key in _WORKER.setups:
         return
-    from groundeval.programs._checks import load_check_module
-
     for module in job.imports:
         try:
             importlib.import_module(module)
