@@ -138,6 +138,10 @@ DRIFT_SHARE = 0.25
 """A retry may move the accepted count by this share of round 1's (at least DRIFT_MIN) ..."""
 DRIFT_MIN = 1
 """... beyond what round 1 itself left open (rejected, missing, unexplained, unusable)."""
+DOUBLE_IOU = 0.3
+"""A retry's element overlapping a kept one this much, yet not the same object, is doubtful."""
+DOUBLE_PX = 12.0
+"""Likewise for points, lines and rays within this many pixels of a kept one."""
 
 
 @dataclass
@@ -233,7 +237,11 @@ async def run_grounding(
         run.rounds.append(record)
         accepted = [e for e in verdicts.elements if e.verdict == "accepted"]
         rejected = [e for e in verdicts.elements if e.verdict != "accepted"]
-        drift = _drift(run, len(accepted), index) if index > 1 else ""
+        drift = (
+            _drift(run, len(accepted), index) or _doubled(run.accepted, accepted, index)
+            if index > 1
+            else ""
+        )
         run.accepted = [] if left.problems else accepted
         if drift:
             record.problems.append(drift)
@@ -435,6 +443,27 @@ def _drift(run: _Run, accepted_now: int, index: int) -> str:
         f"{max(low, 0)} to {high}, so the retry found {way} without saying why "
         "(a retry never buys confidence)"
     )
+
+
+def _doubled(kept: list[Element], accepted: list[Element], index: int) -> str:
+    """Why a retry may count a kept object twice, or "" when every new element stands apart.
+
+    A retry with other parameters can draw an object already accepted with a shifted
+    box: not the same object by the one rule, so it would be counted again. An element
+    that overlaps a kept one this much is either that object again or a second object
+    hidden behind it; the picture cannot say which, so the question is withheld.
+    """
+    for e in accepted:
+        if any(same_object(k, e) for k in kept):
+            continue
+        near = [k for k in kept if same_object(k, e, min_iou=DOUBLE_IOU, max_px=DOUBLE_PX)]
+        if near:
+            return (
+                f"round {index}: element {e.id} overlaps element {near[0].id} accepted before "
+                "without being the same object: the same object drawn twice, or two objects "
+                "one behind the other (a retry never buys confidence)"
+            )
+    return ""
 
 
 def _where(e: Element) -> str:

@@ -1,0 +1,23 @@
+"""A retry that draws a kept object again with a shifted box is withheld, never counted twice."""
+
+from __future__ import annotations
+
+from tests.grounding.test_loop_open_points import GOOD, HIDDEN, _ground
+
+SHIFTED = [14, 10, 34, 30]  # GOOD[0] moved 4 px: IoU 0.67, under the same-object 0.7
+TINY = [70, 10, 71, 11]  # rejected by the offline verifier, so round 2 is a retry
+
+
+def test_a_shifted_copy_of_a_kept_box_in_a_retry_is_withheld():
+    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [SHIFTED, GOOD[1], HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "withheld"
+    assert "overlaps element 1 accepted before without being the same object" in state.reason
+    assert state.rounds[1].problems == [state.reason]
+
+
+def test_a_retry_that_redraws_kept_boxes_exactly_still_grounds():
+    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [*GOOD, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "grounded"
+    assert len([e for e in state.elements if e.verdict == "accepted"]) == 3
