@@ -12,14 +12,25 @@ cloth, gradients and scikit-image textures, JPEG), seeds ``--seed`` to
 * *wrong* when it is decided and they do not.
 
     .venv/bin/python perf/proposer_tuning.py --n 200 [--show-wrong]
+
+``--outstyle-seeds A:B`` instead scores out-of-style scenes (``benchmarks/synthetic/outstyle``)
+of seeds A to B-1, which must lie below ``outstyle.REPORT_SEED0`` (the reported range is never
+tuned on): every question goes through the real verify loop (offline verifier, the program's
+budget) at default parameters, and right / wrong / withheld per question and the share of
+images with every question right (exact) are printed per proposer.
+
+    nice -n 10 .venv/bin/python perf/proposer_tuning.py --outstyle-seeds 1000:1120 --jobs 2
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
+import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -66,13 +77,144 @@ def variants(scene: str) -> Source:
     return items
 
 
+OUTSTYLE_PATHS: dict[str, list[str]] = {
+    "dice": ["opencv.dice"],
+    "coins": ["opencv.contours", "opencv.circles"],
+    "bars": ["ocr"],
+    "compass": ["opencv.lines"],
+    "sun": ["opencv.color_region"],
+}
+"""Proposers scored per out-of-style scene kind (``--outstyle-scenes`` picks the kinds)."""
+KEPT_PARAMS = {"opencv.color_region": ("ranges",)}
+"""Program params that are inputs, not tuning (kept when the proposer is swapped)."""
+
+
+def seed_range(text: str) -> range:
+    """``A:B`` as ``range(A, B)``; B must not reach the reported out-of-style seeds."""
+    from groundeval.benchmarks.synthetic.outstyle import REPORT_SEED0
+
+    first, _, last = text.partition(":")
+    seeds = range(int(first), int(last))
+    if not seeds or seeds.start < 0:
+        raise SystemExit(f"--outstyle-seeds {text!r}: want A:B with 0 <= A < B")
+    if seeds.stop > REPORT_SEED0:
+        raise SystemExit(
+            f"--outstyle-seeds {text!r}: seeds from {REPORT_SEED0} up are the reported range; "
+            "tune below it"
+        )
+    return seeds
+
+
+def grade_outstyle(task: tuple[str, int, str]) -> tuple[list[str], list[str]]:
+    """Verdicts (right / wrong / withheld / error) of one out-of-style item's questions."""
+    return asyncio.run(_grade_outstyle(*task))
+
+
+async def _grade_outstyle(scene: str, seed: int, path: str) -> tuple[list[str], list[str]]:
+    from groundeval.benchmarks.synthetic import encode_png
+    from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
+    from groundeval.grounding._loop import run_grounding
+    from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
+    from groundeval.judges._protocol import ImagePart
+    from groundeval.programs._checks import CheckError, run_check
+    from groundeval.state import Provenance, StateFile
+
+    s = generate_out(scene, seed)
+    h, w = s.image_bgr.shape[:2]
+    image = ImagePart(encode_png(s.image_bgr), "image/png", (w, h))
+    verdicts: list[str] = []
+    notes: list[str] = []
+    for program in s.programs:
+        states: dict[str, StateFile] = {}
+        for q in program.questions:
+            source = program.state_source(q)
+            if source is None:
+                continue
+            if source not in states:
+                spec = program.question(source).ground
+                assert spec is not None
+                keep = {k: v for k, v in spec.params.items() if k in KEPT_PARAMS.get(path, ())}
+                spec = type(spec).model_validate(
+                    {**spec.model_dump(), "proposer": path, "params": keep,
+                     "verifier": "offline", "agree_with": []}
+                )  # fmt: skip
+                states[source] = await run_grounding(
+                    image_bgr=s.image_bgr, image=image, spec=spec, ask=q.ask, item_id=s.id,
+                    question_id=source, provenance=Provenance(toolkit_version="tuning"),
+                )  # fmt: skip
+            state = states[source]
+            if state.status != "grounded":
+                verdict = "error" if state.status == "error" else "withheld"
+            else:
+                try:
+                    said = "pass" if run_check(q.check, state).score >= 1.0 else "fail"
+                    truth = s.truth["answers"][f"{program.id}/{q.id}"]
+                    verdict = "right" if said == truth else "wrong"
+                except CheckError:
+                    verdict = "error"
+            verdicts.append(verdict)
+            if verdict == "wrong":
+                fields = [dict(e.fields) for e in state.elements]
+                notes.append(f"  {path} {scene} seed {seed} {q.id}: truth count "
+                             f"{s.truth.get('count')}, got {len(fields)} {fields}")  # fmt: skip
+    return verdicts, notes
+
+
+def run_outstyle(seeds: range, scenes: list[str], jobs: int, show_wrong: bool) -> None:
+    """Right / wrong / withheld per question and exact images, per scene kind and proposer."""
+    tasks = [(scene, seed, path) for scene in scenes for path in OUTSTYLE_PATHS[scene]
+             for seed in seeds]  # fmt: skip
+    print(f"TUNING figures, out-of-style seeds {seeds.start}-{seeds.stop - 1} (below the "
+          "reported range), verify loop, defaults")  # fmt: skip
+    print(f"{'scene':<9}{'proposer':<22}{'images':>7}{'right':>7}{'wrong':>7}{'withh.':>7}"
+          f"{'error':>7}{'wrong/dec':>10}{'exact':>8}")  # fmt: skip
+    counts: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(
+        collections.Counter
+    )
+    notes: list[str] = []
+    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_one_thread) as pool:
+        for (scene, _, path), (verdicts, wrong) in zip(
+            tasks, pool.map(grade_outstyle, tasks, chunksize=2), strict=True
+        ):
+            c = counts[(scene, path)]
+            c.update(verdicts)
+            c["images"] += 1
+            c["exact"] += all(v == "right" for v in verdicts)
+            notes.extend(wrong)
+    for (scene, path), c in counts.items():
+        decided = c["right"] + c["wrong"]
+        print(
+            f"{scene:<9}{path:<22}{c['images']:>7}{c['right']:>7}{c['wrong']:>7}"
+            f"{c['withheld']:>7}{c['error']:>7}{c['wrong'] / max(decided, 1):>10.1%}"
+            f"{c['exact'] / max(c['images'], 1):>8.0%}"
+        )
+    if show_wrong:
+        print("\n".join(notes))
+
+
+def _one_thread() -> None:
+    os.environ.setdefault("GROUNDEVAL_THREADS", "1")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="", help="comma list of row names to run")
     parser.add_argument("--show-wrong", action="store_true")
+    parser.add_argument(
+        "--outstyle-seeds", default="", help="A:B: score out-of-style seeds A..B-1 (B <= 700000)"
+    )
+    parser.add_argument("--outstyle-scenes", default="dice,coins", help="comma list of kinds")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (out-of-style)")
     args = parser.parse_args()
+    if args.outstyle_seeds:
+        scenes = [k for k in args.outstyle_scenes.split(",") if k]
+        unknown = sorted(set(scenes) - set(OUTSTYLE_PATHS))
+        if unknown:
+            raise SystemExit(f"--outstyle-scenes: unknown {unknown}; known {list(OUTSTYLE_PATHS)}")
+        run_outstyle(seed_range(args.outstyle_seeds), scenes, args.jobs, args.show_wrong)
+        return
     rows: list[tuple[str, Source, CVProposer, str]] = [
         ("dice in-style", in_style("dice"), opencv_dice.DiceProposer(), "pips"),
         ("dice variants", variants("dice"), opencv_dice.DiceProposer(), "pips"),

@@ -91,6 +91,64 @@ def contrast_map(
     return ContrastMap(scale, distance, filled, level)
 
 
+def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
+    """The map with thin structures (mortar, grain, a shadow's tail) opened away.
+
+    An object touching a contrasting line merges with it into one region that is not
+    compact, so the plain map never flags it; an elliptical opening ``size_px`` wide
+    (full-image pixels; about an object's radius) cuts such bridges and keeps blobs.
+    """
+    k = round(size_px * cmap.scale)
+    if k < 3:
+        return cmap
+    # open the raw map, then fill: lines closing a loop must not leave a filled blob behind
+    raw = (cmap.distance > cmap.level).astype(np.uint8) * 255
+    closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k | 1, k | 1))
+    mask = np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    filled = np.zeros_like(mask)
+    cv2.drawContours(filled, contours, -1, 255, -1)
+    return ContrastMap(cmap.scale, cmap.distance, filled, cmap.level)
+
+
+def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int = 2) -> ContrastMap:
+    """The map with every element's box (``margin_px`` wider, work-copy pixels) cleared.
+
+    What remains of a region an element only partly covers (a second die touching the
+    first, a coin beside another) becomes a region of its own, judged like any other.
+    """
+    s = cmap.scale
+    mask = cmap.mask.copy()
+    for e in elements:
+        x1, y1, x2, y2 = bounds(e)
+        cv2.rectangle(
+            mask,
+            (int(x1 * s) - margin_px, int(y1 * s) - margin_px),
+            (int(np.ceil(x2 * s)) + margin_px, int(np.ceil(y2 * s)) + margin_px),
+            0,
+            -1,
+        )
+    mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level)
+
+
+def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
+    """Unexplained regions of two looks, each place once (boxes overlapping are one)."""
+    kept = list(first)
+    for e in second:
+        bx = bounds(e)
+        if not any(_overlap(bx, bounds(k)) for k in kept):
+            kept.append(e)
+    return kept
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w > 0 and h > 0
+
+
 def lab_distance(lab8: np.ndarray, background: np.ndarray) -> np.ndarray:
     """Per-pixel Euclidean distance between two Lab images (OpenCV ops: a few times numpy's)."""
     diff = cv2.subtract(lab8.astype(np.float32), background)

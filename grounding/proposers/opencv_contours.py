@@ -25,9 +25,11 @@ miscounted. Slivers (small halos of dark clutter, specks far smaller than the re
 are left out.
 
 Self-check: round regions of any polarity, of a size comparable to the objects found
-(down to ``ROUND_RESIDUE_LOW_SHARE`` of the smallest box, never under ``min_area_px``) and
-only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers are
-``unexplained``; more than ``MAX_OBJECTS`` elements or two
+(down to ``ROUND_RESIDUE_LOW_SHARE`` of the smallest box, never under ``min_area_px``, up to
+at least ``ROUND_RESIDUE_SPAN`` x ``min_area_px`` so a fragment found does not hide whole
+coins) and only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers
+are ``unexplained``; a second look opens thin bridges away first (a coin touching mortar or
+grain is one long region with it); more than ``MAX_OBJECTS`` elements or two
 boxes holding each other's centre are ``problems``.
 
 Feedback: on any retry the watershed markers may lie closer together
@@ -38,7 +40,7 @@ missing elements the minimum area also halves.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import cv2
 import numpy as np
@@ -51,6 +53,8 @@ from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
     contrast_map,
     local_background,
+    merge_found,
+    opened,
     sizes_from,
     unexplained_regions,
 )
@@ -61,6 +65,13 @@ ROUND_RESIDUE_CONTRAST = 8.0
 coin too faint to count is still too visible to ignore."""
 ROUND_RESIDUE_LOW_SHARE = 0.12
 """Smallest flagged region as a share of the smallest box found (coin radii vary 2.5x)."""
+ROUND_RESIDUE_SPAN = 30.0
+"""The residue looks at regions up to this many times ``min_area_px`` whatever was found."""
+BRIDGE_DIVISOR = 12.0
+"""The residue's second look opens bridges ``window / BRIDGE_DIVISOR`` wide (the window is three
+object sides, so about a third of an object's diameter: mortar and grain go, pens stay apart)."""
+BRIDGE_LOW_SHARE = 0.4
+"""Smallest region the bridged look flags, as a share of the median box found."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
 POLARITY_SLACK = 10.0
@@ -92,6 +103,11 @@ class ContoursProposer(CVProposer):
         "refuse_irregular": True,
         "retry_peak_spacing": 0.65,
     }
+    param_types: ClassVar[dict[str, Any]] = {
+        "mode": Literal["local", "otsu", "hsv"],
+        "polarity": Literal["bright", "dark", "any"],
+    }
+    """Types the defaults cannot show (``validate`` checks them)."""
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
         """Retry: closer watershed markers; smaller objects too when some are missing."""
@@ -245,8 +261,21 @@ def round_residue(
     sizes = sizes_from(elements, hint_min, hint_max, low_share=ROUND_RESIDUE_LOW_SHARE)
     # never smaller than the least object the proposer counts: specks of grain are not coins
     sizes = replace(sizes, min_area_px=max(sizes.min_area_px, hint_min))
+    # a tiny element (a fragment of a coin) must not hide the coins: never look only at
+    # regions under ROUND_RESIDUE_SPAN x the least object the proposer counts
+    sizes = replace(sizes, max_area_px=max(sizes.max_area_px, ROUND_RESIDUE_SPAN * hint_min))
     cmap = contrast_map(image_bgr, sizes.window_px, min_contrast=ROUND_RESIDUE_CONTRAST)
     found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=0.6)
+    # a coin touching a line of the table (mortar, grain) is one region with it: look again
+    # with thin bridges opened away (a kernel about a third of the objects' diameter)
+    # (opening chops grain into compact bits too: only objects near full size count here)
+    boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
+    least = BRIDGE_LOW_SHARE * float(np.median(boxes)) if boxes else 0.0
+    bridged, _ = unexplained_regions(
+        opened(cmap, sizes.window_px / BRIDGE_DIVISOR), elements,
+        replace(sizes, min_area_px=max(sizes.min_area_px, least)), what, min_roundness=0.6,
+    )  # fmt: skip
+    found = merge_found(found, bridged)
     if len(elements) > MAX_OBJECTS:
         problems.append(f"{len(elements)} objects found: too many to count, likely texture")
     problems.extend(nested(elements, what))

@@ -4,29 +4,40 @@ Faces are found two ways. *White faces*: a whiteness map (the smallest of B, G,
 R: high only for white or ivory) thresholded by Otsu within bounds. *Any other
 face colour*: regions that contrast with their local background (the residue
 check's contrast map), each refined to the pixels of its own dominant colour so
-a drop shadow or a textured table does not bend its outline. Either way an outer
-contour that is roughly square (minimum-area rectangle aspect and fill) is a
-face.
+a drop shadow or a textured table does not bend its outline; a region that is not
+one compact blob (a die touching a shadow, a pen, an eye in a photo) is also split
+by its 3-means colours. Either way a region whose convex hull is roughly square
+(minimum-area rectangle aspect and fill: pips near the edge notch the colour
+region) is a face.
 
-Pips are whatever differs in colour from the face inside its eroded mask,
-lighter *or* darker. Pips that touch are split by the distance transform (one
-core per pip) and checked against their area (a merged blob covers about as
-many pip areas as it has cores); pips of clashing sizes, a count the two
-readings disagree on, or a total outside 1-6 leave the face with
-``pips: None`` and a ``problem`` so a verifier checking the field schema
-rejects it: the question is withheld rather than answered by a guess. So is a
-large blob that is not square (two dice merged, a die half hidden).
+Pips are whatever differs in colour from the face inside its hull grown a little
+(a shaded corner falls outside the face colour), lighter *or* darker; spots
+reaching the grown rim are the table, thin slivers are the rim's shading. Pips
+that touch are split by the distance transform (one core per pip) and checked
+against their area (a merged blob covers about as many pip areas as it has
+cores). Every die face is point-symmetric, so the pips must lie symmetric about
+their mean, near the face centre: a lone unmatched pip means one was missed.
+Pips of clashing sizes, a count the two readings disagree on, a layout no face
+has, or a total outside 1-6 leave the face with ``pips: None`` and a ``problem``
+so a verifier checking the field schema rejects it: the question is withheld
+rather than answered by a guess. So is a large white blob that is not square
+(two dice merged). A blob with no pips is no face and is left out: the residue
+check judges its region.
 
 Self-check: compact contrasting regions of a die's size that no face covers
 are ``unexplained`` (a die the proposer could not read is never silently
-absent). The net is wide (down to a fifth of the smallest face's box, square by
-rectangle fill or, blurred and tilted, by low roundness); what only the wide net
-catches must also look square in full resolution (``square_at_full_size``), so
-a small token or ellipse on the table is not taken for a missed die.
+absent). Dice have rounded corners, so on the residue's small copy a die is as
+round as a coin: a region that is square there and not small is flagged at once,
+any other compact one only if it is square in full resolution
+(``square_at_full_size``, which lowers its cut when Otsu splits the pips from a
+face close to the table's colour), so a token or coin on the table is not taken
+for a missed die.
 
-Feedback: on a retry the threshold is lowered by ``retry_threshold_drop``, the
-allowed aspect is widened to ``retry_max_aspect`` and the pip contrast cut moves
-to ``retry_pip_dark_ratio``.
+Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
+allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
+``retry_pip_dark_ratio``. By default all three equal the first round's: a looser retry
+drew the same faces with other boxes, which the loop then counted twice, so a retry
+buys no confidence (set them to loosen on purpose, and check the result).
 """
 
 from __future__ import annotations
@@ -44,14 +55,34 @@ from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
     contrast_map,
+    merge_found,
     sizes_from,
     unexplained_regions,
+    without_elements,
 )
 from groundeval.state import Element, GroundSpec
 
 NOT_A_FACE = "blob that is not one die face"
+NO_PIP_CONTRAST = "no pip contrasts with the face"
+NO_PIPS = "no pips found"
 RESIDUE_RECT_FILL = 0.84
 """How square an uncovered region must be to count as a missed die (a disc fills 0.79)."""
+PIP_ERODE_SHARE = 0.04
+"""Erosion of the face (share of its side) before pips are sought: off its rim, not its pips."""
+PIP_GROW_SHARE = 0.15
+"""How far (share of the side) pips are sought beyond a face's outline (shaded corners)."""
+SMALL_FACE_SHARE = 0.4
+"""Faces with a side under this share of the largest face read are refused."""
+WHOLE_FACE_PAD = 0.5
+"""Padding (share of the face's box) of the full-size look that checks a face is whole."""
+WHOLE_FACE_IOU = 0.4
+"""Least overlap of a face's box with its object's full-size outline (shadows included)."""
+FALLBACK_MIN_IOU = 0.5
+"""Least overlap of a face read at full size with the residue region it was read in."""
+MERGED_SIDE = 1.2
+"""Least side (over the median face read) of an unreadable white blob refused as merged dice."""
+MIN_FACE_SOLIDITY = 0.6
+"""Least share of its convex hull a face's region covers (pips and shading notch it)."""
 RESIDUE_CONTRAST = 18.0
 """Lab distance from the local background at which an uncovered die-sized region is flagged."""
 RESIDUE_LOW_SHARE = 0.2
@@ -63,8 +94,6 @@ STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
 """The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
 FULL_SIZE_SQUARE_FILL = 0.86
 """Rectangle fill (of the convex hull, full resolution) of a region taken for a missed die."""
-RESIDUE_SQUARE_ROUNDNESS = 0.8
-"""Roundness up to which a blurred, tilted region still counts as square (see ``_residue``)."""
 
 
 @register_proposer("opencv.dice")
@@ -85,9 +114,9 @@ class DiceProposer(CVProposer):
         "min_contrast": 28.0,
         "pip_radius_share": 0.085,
         "pip_dark_ratio": 0.55,
-        "retry_threshold_drop": 20,
-        "retry_max_aspect": 1.5,
-        "retry_pip_dark_ratio": 0.65,
+        "retry_threshold_drop": 0,
+        "retry_max_aspect": 1.35,
+        "retry_pip_dark_ratio": 0.55,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
@@ -112,9 +141,7 @@ class DiceProposer(CVProposer):
                 blobs.append((element, side, contour))
         read = [side for e, side, _ in blobs if e.fields["pips"] is not None]
         least = 0.6 * float(np.median(read)) if read else 0.0
-        for element, side, contour in blobs:
-            if element.fields["pips"] is not None or _die_like(contour, side, read, grey.shape):
-                found.append((element, side))
+        found = [(e, side) for e, side, _ in blobs if e.fields["pips"] is not None]
         if params["colour_faces"]:
             cmap = contrast_map(image_bgr, _window(image_bgr, read, params), params["min_contrast"])
             for contour in colour_faces(lab, cmap, [e for e, _ in found], params):
@@ -122,15 +149,66 @@ class DiceProposer(CVProposer):
                     lab, grey, contour, params, float(params["colour_min_fill"])
                 )
                 # a coloured blob is a face only if square and about as big as the white faces
-                if element.fields.get("problem") == NOT_A_FACE:
-                    continue
+                if element.fields.get("problem") in (NOT_A_FACE, NO_PIPS, NO_PIP_CONTRAST):
+                    continue  # not a face after all: the residue check judges the region
                 if side < least:
                     continue
                 found.append((element, side))
-            found = _outermost(found)
+        # unreadable white blobs are refused (withheld) only when they look like dice merged
+        # (judged against every face read, white or coloured) and no face already covers them
+        read = [side for e, side in found if e.fields["pips"] is not None]
+        for element, side, contour in blobs:
+            if element.fields["pips"] is not None:
+                continue
+            if not _die_like(contour, side, read, grey.shape):
+                continue
+            if any(iou(bounds(element), bounds(e)) > 0.3 for e, _ in found):
+                continue
+            found.append((element, side))
+        found = _outermost(found)
+        found = [(_whole_face(image_bgr, e), side) for e, side in found]
+        found = _consistent_sizes(found)
         elements = [e for e, side in found if side <= limit]
         elements.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0, 0))
         return elements
+
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Detection, self-check, and a full-size read of what the self-check flagged.
+
+        A flagged region is cut from the table at full resolution (``full_size_region``);
+        if that outline is a square face whose pips read cleanly (layout check included),
+        the face joins the elements and the self-check runs again on the whole, so the
+        proposal still withholds on anything left unexplained.
+        """
+        elements = self.detect(image_bgr, spec, params)
+        review = self.self_check(image_bgr, elements, params)
+        if not review.unexplained or not params["colour_faces"]:
+            return elements, review
+        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
+        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        limit = float(params["max_side_share"]) * min(grey.shape)
+        added: list[Element] = []
+        for region in review.unexplained:
+            contour = full_size_region(image_bgr, bounds(region))
+            if contour is None:
+                continue
+            element, side = face_element(
+                lab, grey, contour, params, float(params["colour_min_fill"])
+            )
+            if element.fields["pips"] is None or side > limit:
+                continue
+            # the face read must be the region flagged, not a part of it
+            if iou(bounds(element), bounds(region)) < FALLBACK_MIN_IOU:
+                continue
+            if any(iou(bounds(element), bounds(e)) > 0.3 for e in [*elements, *added]):
+                continue
+            added.append(element)
+        if not added:
+            return elements, review
+        elements = sorted([*elements, *added], key=lambda e: (bounds(e)[1], bounds(e)[0]))
+        return elements, self.self_check(image_bgr, elements, params)
 
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
@@ -143,20 +221,24 @@ class DiceProposer(CVProposer):
         )
         # the residue looks harder than detection: a die too faint to read must still show
         cmap = contrast_map(image_bgr, sizes.window_px, RESIDUE_CONTRAST)
+        # every compact region of a die's size is a candidate: dice have rounded corners, so
+        # on the work copy a small one is as round as a coin
         unexplained, problems = unexplained_regions(
-            cmap,
-            elements,
-            sizes,
-            "die face",
-            min_rect_fill=RESIDUE_RECT_FILL,
-            max_aspect=RESIDUE_MAX_ASPECT,
-            square_roundness=RESIDUE_SQUARE_ROUNDNESS,
+            cmap, elements, sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
         )
-        # what only the wider net (smaller, blurrier regions) caught is looked at again in
-        # full resolution, so a small disc or ellipse on the table is not taken for a die
+        # a die touching a face found is one region with it, mostly covered: what is left
+        # of such regions once the faces are cleared is judged on its own
+        if elements:
+            rest, _ = unexplained_regions(
+                without_elements(cmap, elements), [], sizes, "die face",
+                max_aspect=RESIDUE_MAX_ASPECT,
+            )  # fmt: skip
+            unexplained = merge_found(unexplained, rest)
+        # square on the work copy and not small: a die for sure; the rest is looked at again
+        # in full resolution, so a disc or ellipse on the table is not taken for a die
         strict, _ = unexplained_regions(
             cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
-            "die face", min_rect_fill=RESIDUE_RECT_FILL,
+            "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
         )  # fmt: skip
         sure = {tuple(u.xyxy_px or ()) for u in strict}
         unexplained = [
@@ -173,31 +255,104 @@ def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, 
     """Whether the object in a residue box is square when looked at in full resolution.
 
     The residue works on a copy a few times smaller, where a small ellipse or disc blurs
-    into something as square as a tilted die. Here the box (padded) is cut by Otsu on the
-    Lab distance from the colour of its rim; the largest region must fill its minimum-area
-    rectangle like a square (a disc or ellipse fills 0.79) and be about as wide as long.
+    into something as square as a tilted die. Here the object's full-size region
+    (:func:`full_size_region`) must fill its minimum-area rectangle like a square (a disc
+    or ellipse fills 0.79) and be about as wide as long.
     """
-    h, w = image_bgr.shape[:2]
-    x1, y1, x2, y2 = xyxy
-    pad = 0.25 * max(x2 - x1, y2 - y1)
-    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
-    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
-    if c - a < 8 or d - b < 8:
+    contour = full_size_region(image_bgr, xyxy)
+    if contour is None:
         return True
-    lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
-    rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
-    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
-    dist8 = np.clip(dist, 0, 255).astype(np.uint8)
-    _, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
-        return True
-    contour = max(contours, key=cv2.contourArea)
     (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
     hull = cv2.convexHull(contour)  # pips and shading leave holes: the hull is the face
     fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
     aspect = max(rw, rh) / max(min(rw, rh), 1.0)
     return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
+
+
+def full_size_region(
+    image_bgr: np.ndarray,
+    xyxy: tuple[float, float, float, float],
+    pad_share: float = 0.25,
+    around: tuple[float, float] | None = None,
+) -> np.ndarray | None:
+    """Outline (full-image pixels) of the object in a box, cut from the table by its colour.
+
+    The box (padded) is cut by Otsu on the Lab distance from the colour of its rim and the
+    largest region kept; when that region is small, Otsu split the pips from the rest (a
+    face close to the table's colour) and the cut is halved. With ``around`` (a point in
+    full-image pixels) the region holding that point is kept instead of the largest (a
+    neighbouring die may be larger). ``None`` when the box is too small or nothing stands
+    out.
+    """
+    h, w = image_bgr.shape[:2]
+    x1, y1, x2, y2 = xyxy
+    pad = pad_share * max(x2 - x1, y2 - y1)
+    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
+    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
+    if c - a < 8 or d - b < 8:
+        return None
+    lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
+    rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
+    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
+    dist8 = np.clip(dist, 0, 255).astype(np.uint8)
+    otsu, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    contour = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(cv2.convexHull(contour)) < 0.4 * (x2 - x1) * (y2 - y1):
+        _, mask = cv2.threshold(dist8, 0.5 * otsu, 255, cv2.THRESH_BINARY)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            return None
+        contour = max(contours, key=cv2.contourArea)
+    if around is not None:
+        point = (float(around[0] - a), float(around[1] - b))
+        holding = [c for c in contours if cv2.pointPolygonTest(c, point, False) >= 0]
+        if holding:
+            contour = holding[0]
+    return np.asarray(contour + np.array([a, b], np.int32))
+
+
+def _consistent_sizes(found: list[tuple[Element, float]]) -> list[tuple[Element, float]]:
+    """Refuse faces far smaller than the largest face read (a speck of a photo read as a one).
+
+    Dice in one picture are about one size; a "face" under ``SMALL_FACE_SHARE`` of the
+    largest face's side is more likely a pattern than a die, so it is refused rather than
+    counted (the question is withheld).
+    """
+    read = [side for e, side in found if e.fields.get("pips") is not None]
+    if not read:
+        return found
+    least = SMALL_FACE_SHARE * max(read)
+    fields = {"pips": None, "problem": "much smaller than the other faces: a die?"}
+    return [
+        (e.model_copy(update={"fields": fields}), side)
+        if e.fields.get("pips") is not None and side < least
+        else (e, side)
+        for e, side in found
+    ]
+
+
+def _whole_face(image_bgr: np.ndarray, element: Element) -> Element:
+    """Refuse a face read from only part of its die (a pale face cut by a threshold).
+
+    The object around the face's box is cut from the table at full size; when its
+    outline's box overlaps the face's box by less than ``WHOLE_FACE_IOU``, pips outside
+    the face may have gone uncounted, so the reading is withdrawn.
+    """
+    if element.fields.get("pips") is None:
+        return element
+    x1, y1, x2, y2 = bounds(element)
+    centre = ((x1 + x2) / 2, (y1 + y2) / 2)
+    contour = full_size_region(image_bgr, (x1, y1, x2, y2), WHOLE_FACE_PAD, centre)
+    if contour is None:
+        return element
+    x, y, bw, bh = cv2.boundingRect(cv2.convexHull(contour))
+    if iou(bounds(element), (float(x), float(y), float(x + bw), float(y + bh))) >= WHOLE_FACE_IOU:
+        return element
+    fields = {"pips": None, "problem": "the face read covers only part of the object"}
+    return element.model_copy(update={"fields": fields})
 
 
 def _die_like(contour: np.ndarray, side: float, read: list[float], shape: tuple[int, ...]) -> bool:
@@ -210,7 +365,10 @@ def _die_like(contour: np.ndarray, side: float, read: list[float], shape: tuple[
     x, y, bw, bh = cv2.boundingRect(contour)
     if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
         return False
-    if read and not 0.6 * float(np.median(read)) <= side <= 2.5 * float(np.median(read)):
+    # with faces read, only a blob bigger than one face (dice merged) is refused here; one of
+    # a face's size that could not be read is left to the residue check, which flags it if
+    # it is square (a stone or a patch of light wood is not)
+    if read and not MERGED_SIDE * float(np.median(read)) <= side <= 2.5 * float(np.median(read)):
         return False
     (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
     hull = float(cv2.contourArea(cv2.convexHull(contour)))
@@ -292,16 +450,64 @@ def colour_faces(
 def _dominant_colour_blobs(
     lab: np.ndarray, region: np.ndarray, params: dict[str, Any], min_area: float
 ) -> list[np.ndarray]:
-    """Outer contours of the blobs of the region's median colour (pips are holes, filled)."""
+    """Outer contours of the blobs of the region's main colours (pips are holes, filled).
+
+    The colours are the region's median and, when the region is not one compact blob
+    (a die touching a shadow, an eye in a photo), the centres of a 3-means clustering
+    of its pixels, so a die merged with its surroundings still comes out whole.
+    """
     pixels = lab[region > 0].astype(np.float32)
     if len(pixels) == 0:
         return []
-    colour = np.median(pixels, axis=0)
+    colours = [np.median(pixels, axis=0)]
+    contours = _colour_blobs(lab, region, colours[0], params, min_area)
+    if len(contours) == 1 and _compact(contours[0]):
+        return contours
+    step = max(1, len(pixels) // KMEANS_SAMPLES)
+    sample = np.ascontiguousarray(pixels[::step])
+    if len(sample) >= 3 * KMEANS_CLUSTERS:
+        criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
+        cv2.setRNGSeed(0)  # same image, same clusters
+        _, _, centres = cv2.kmeans(
+            sample,
+            KMEANS_CLUSTERS,
+            None,
+            criteria,
+            2,
+            cv2.KMEANS_PP_CENTERS,  # type: ignore[call-overload]
+        )
+        for centre in centres:
+            if min(float(np.linalg.norm(centre - c)) for c in colours) < 15.0:
+                continue
+            colours.append(centre)
+            contours.extend(_colour_blobs(lab, region, centre, params, min_area))
+    return contours
+
+
+KMEANS_CLUSTERS = 3
+"""Colours a non-compact contrasting region is split into (die, table, something else)."""
+KMEANS_SAMPLES = 1500
+"""Pixels sampled for the clustering (keeps it to a fraction of a millisecond)."""
+
+
+def _colour_blobs(
+    lab: np.ndarray, region: np.ndarray, colour: np.ndarray, params: dict[str, Any],
+    min_area: float,
+) -> list[np.ndarray]:  # fmt: skip
+    """Outer contours of the region's blobs within ``face_colour_distance`` of ``colour``."""
     dist = np.sqrt(((lab.astype(np.float32) - colour) ** 2).sum(axis=2))
     mask = ((dist < float(params["face_colour_distance"])) & (region > 0)).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     return [c for c in contours if cv2.contourArea(c) >= min_area]
+
+
+def _compact(contour: np.ndarray) -> bool:
+    """Solid and about square: a region that is one die, not a die merged with more."""
+    hull = float(cv2.contourArea(cv2.convexHull(contour)))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    aspect = max(rw, rh) / max(min(rw, rh), 1.0)
+    return hull > 0 and cv2.contourArea(contour) / hull >= 0.85 and aspect <= 1.35
 
 
 def face_element(
@@ -311,9 +517,16 @@ def face_element(
     params: dict[str, Any],
     min_fill: float,
 ) -> tuple[Element, float]:
-    """A face box with its pips (or ``None`` and the reason); also its side in pixels."""
-    area = cv2.contourArea(contour)
-    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    """A face box with its pips (or ``None`` and the reason); also its side in pixels.
+
+    The shape is judged on the convex hull (pips near the edge and shading notch a face
+    found by its colour), with a floor on solidity so scattered fragments are no face.
+    """
+    hull = cv2.convexHull(contour)
+    hull_area = float(cv2.contourArea(hull))
+    solidity = cv2.contourArea(contour) / max(hull_area, 1.0)
+    area = hull_area if solidity >= MIN_FACE_SOLIDITY else 0.0
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
     x, y, bw, bh = cv2.boundingRect(contour)
     xyxy = (float(x), float(y), float(x + bw), float(y + bh))
     side = float(np.sqrt(rw * rh))
@@ -331,38 +544,63 @@ def face_element(
 def count_pips(
     lab: np.ndarray, contour: np.ndarray, side: float, params: dict[str, Any]
 ) -> tuple[int | None, str]:
-    """Pips inside one face, or ``None`` with the reason when the reading is ambiguous."""
+    """Pips inside one face, or ``None`` with the reason when the reading is ambiguous.
+
+    The face is the contour's convex hull: a pip near the edge notches a face found by
+    its colour. Pips are sought in the hull grown by ``PIP_GROW_SHARE`` of the side (a
+    shaded corner may fall outside the face's colour), leaving out spots that reach the
+    grown rim: those are the table, not a pip.
+    """
+    contour = cv2.convexHull(contour)
+    g = max(1, round(side * PIP_GROW_SHARE))
+    h, w = lab.shape[:2]
     x, y, bw, bh = cv2.boundingRect(contour)
-    crop = lab[y : y + bh, x : x + bw].astype(np.float32)
-    face = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(face, [contour - np.array([x, y], np.int32)], -1, 255, -1)
-    k = max(3, round(side * 0.08) | 1)
+    x1, y1 = max(0, x - g), max(0, y - g)
+    x2, y2 = min(w, x + bw + g), min(h, y + bh + g)
+    crop = lab[y1:y2, x1:x2].astype(np.float32)
+    face = np.zeros((y2 - y1, x2 - x1), np.uint8)
+    cv2.drawContours(face, [contour - np.array([x1, y1], np.int32)], -1, 255, -1)
+    k = max(3, round(side * PIP_ERODE_SHARE) | 1)
     inner = cv2.erode(face, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0
     if inner.sum() < 9:
         return None, "face too small to read"
+    grown = cv2.dilate(face, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1,) * 2))
+    rim = (grown > 0) & ~(cv2.erode(grown, np.ones((3, 3), np.uint8)) > 0)
     body = np.median(crop[inner], axis=0)
     dist = np.sqrt(((crop - body) ** 2).sum(axis=2))
     contrast = float(np.percentile(dist[inner], 99))
     cut = max(40.0, (1.0 - float(params["pip_dark_ratio"])) * contrast)
     if contrast < 40.0:
-        return None, "no pip contrasts with the face"
-    spots = ((dist > cut) & inner).astype(np.uint8)
+        return None, NO_PIP_CONTRAST
+    spots = ((dist > cut) & (grown > 0)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
+    outside = set(np.unique(labels[rim & (spots > 0)]).tolist())
     speck = 0.15 * np.pi * (float(params["pip_radius_share"]) * side) ** 2
-    readings: list[tuple[int, int, float]] = []
+    readings: list[Reading] = []
     for i in range(1, n):
-        if stats[i, cv2.CC_STAT_AREA] < speck:
+        if stats[i, cv2.CC_STAT_AREA] < speck or i in outside:
             continue
         readings.append(_pip_blob(labels == i, int(stats[i, cv2.CC_STAT_AREA])))
-    return _total(readings, side)
+    m = cv2.moments(face, binaryImage=True)
+    centre = (m["m10"] / max(m["m00"], 1.0), m["m01"] / max(m["m00"], 1.0))
+    return _total(readings, side, centre)
 
 
 CORE_LEVELS = (0.6, 0.5, 0.7, 0.8, 0.9, 0.4)
 """Distance-transform levels (shares of the blob's largest) tried to split touching pips."""
+SYMMETRY_TOLERANCE = 0.12
+"""How far (share of the face side) a pip's mirror image through the face centre may lie from
+the nearest pip: every face 1-6 is point-symmetric, so a lone unmatched pip means one missed."""
+
+OFF_CENTRE = 1.5
+"""How far the pips' mean may lie from the face centre, in ``SYMMETRY_TOLERANCE`` units."""
+
+Reading = tuple[int, int, float, list[tuple[float, float]]]
+"""(pips by cores, pips by area, radius, pip centres) of one spot."""
 
 
-def _pip_blob(blob: np.ndarray, area: int) -> tuple[int, int, float]:
-    """(pips by cores, pips by area, radius) of one spot.
+def _pip_blob(blob: np.ndarray, area: int) -> Reading:
+    """(pips by cores, pips by area, radius, centres) of one spot.
 
     Touching pips leave one distance-transform core each above some level; the first
     level whose core count matches the blob's area in pip areas wins. No level
@@ -372,32 +610,69 @@ def _pip_blob(blob: np.ndarray, area: int) -> tuple[int, int, float]:
     radius = float(dist.max())
     by_area = max(1, round(area / (np.pi * max(radius, 0.5) ** 2 * 1.1)))
     first = -1
+    first_centres: list[tuple[float, float]] = []
     for level in CORE_LEVELS:
-        cores = cv2.connectedComponents((dist >= level * radius).astype(np.uint8))[0] - 1
-        if cores == by_area:
-            return cores, by_area, radius
-        first = cores if first < 0 else first
-    return first, by_area, radius
+        n, _, _, centroids = cv2.connectedComponentsWithStats(
+            (dist >= level * radius).astype(np.uint8)
+        )
+        centres = [(float(cx), float(cy)) for cx, cy in centroids[1:n]]
+        if n - 1 == by_area:
+            return n - 1, by_area, radius, centres
+        if first < 0:
+            first, first_centres = n - 1, centres
+    return first, by_area, radius, first_centres
 
 
-def _total(readings: list[tuple[int, int, float]], side: float) -> tuple[int | None, str]:
-    """Sum of pips; specks far smaller than the largest pip are ignored, mid-sized ones refuse."""
+def _total(
+    readings: list[Reading], side: float, centre: tuple[float, float] = (-1.0, -1.0)
+) -> tuple[int | None, str]:
+    """Sum of pips; specks far smaller than the largest pip are ignored, mid-sized ones refuse.
+
+    With the face ``centre`` known (crop pixels), the pips must also lie point-symmetric
+    about it, as on every die face; a pip without its mirror image means one was missed.
+    """
     if not readings:
-        return None, "no pips found"
-    typical = max((r for cores, _, r in readings if cores == 1), default=0.0) or max(
-        r for *_, r in readings
+        return None, NO_PIPS
+    typical = max((r for cores, _, r, _ in readings if cores == 1), default=0.0) or max(
+        r for _, _, r, _ in readings
     )
     if not 0.03 * side <= typical <= 0.2 * side:
         return None, f"spots of radius {typical:.1f} px are not pips on a {side:.0f} px face"
     total = 0
-    for cores, by_area, radius in readings:
+    centres: list[tuple[float, float]] = []
+    for cores, by_area, radius, where in readings:
         if radius < 0.35 * typical:
             continue
+        if radius < 0.6 * typical and by_area > cores:
+            continue  # a thin sliver (rim, shading), not a small round pip
         if radius < 0.6 * typical:
             return None, f"spot of radius {radius:.1f} px among pips of {typical:.1f} px"
         if cores != by_area:
             return None, f"merged pips: {cores} cores but the area of {by_area}"
         total += cores
+        centres.extend(where)
     if not 1 <= total <= 6:
         return None, f"{total} pips is not a die face"
+    if centre[0] >= 0 and not _symmetric(centres, centre, SYMMETRY_TOLERANCE * side):
+        return None, f"{total} pips not laid out as on a die face (one hidden or missed?)"
     return total, ""
+
+
+def _symmetric(
+    centres: list[tuple[float, float]], centre: tuple[float, float], tolerance: float
+) -> bool:
+    """Whether the pips are point-symmetric about their mean, which lies near the face centre.
+
+    The face centre (from its outline) is off by bevels and shading, so it only bounds
+    where the pips' mean may lie (``OFF_CENTRE`` x ``tolerance``); the symmetry itself
+    is tested about the mean: each pip's mirror image within ``tolerance`` of a pip.
+    """
+    mx = float(np.mean([x for x, _ in centres]))
+    my = float(np.mean([y for _, y in centres]))
+    if np.hypot(mx - centre[0], my - centre[1]) > OFF_CENTRE * tolerance:
+        return False
+    for x, y in centres:
+        rx, ry = 2 * mx - x, 2 * my - y
+        if min(np.hypot(rx - px, ry - py) for px, py in centres) > tolerance:
+            return False
+    return True

@@ -17,7 +17,7 @@ by ``retry_factor`` (faint needles), and the centre tolerance widens.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import cv2
 import numpy as np
@@ -45,6 +45,11 @@ class LinesProposer(CVProposer):
         "max_end_ratio": 0.7,
         "retry_factor": 0.7,
     }
+    param_types: ClassVar[dict[str, Any]] = {
+        "method": Literal["hough", "lsd"],
+        "center_px": list[float] | None,
+    }
+    """Types the defaults cannot show (``validate`` checks them)."""
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
         """Retry: fainter and shorter segments count, and they may pass farther from the centre."""
