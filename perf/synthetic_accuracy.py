@@ -51,9 +51,10 @@ PATHS: dict[str, list[str]] = {
     "shadows": ["program:opencv.color_region"],
     "rows": ["opencv.contours"],
     "dice_math": ["opencv.dice", "yolo.dice", "opencv.dice+yolo.dice"],
+    "reflection": ["opencv.color_region"],
 }
 """Grounding paths per scene kind: a proposer, or ``main+second`` for consensus."""
-REQUIRED_PARAMS = {"opencv.color_region": ("ranges",)}
+REQUIRED_PARAMS = {"opencv.color_region": ("ranges", "max_regions")}
 """Program params that are inputs, not tuning (kept when the proposer is swapped)."""
 STYLES = ("in", "out", "held")
 STYLE_LABELS = {"in": "in-style", "out": "out-of-style", "held": "held-out (reporting only)"}
