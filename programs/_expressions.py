@@ -48,6 +48,7 @@ from groundeval.programs._expr_static import (
     MAX_INT_BITS,
     MAX_ITERATIONS,
     MAX_SEQUENCE,
+    NAMES,
     comparable,
     parse_expression,
     value_kind,
@@ -76,9 +77,9 @@ def _count(values: Iterable[Any]) -> int:
 def _sum(values: Iterable[Any], start: Any = 0) -> Any:
     """Sum of numbers only: ``sum`` over lists or strings could build huge values."""
     items = list(values)
-    if not all(isinstance(v, int | float) for v in [start, *items]):
-        bad = next(v for v in [start, *items] if not isinstance(v, int | float))
-        raise CheckError(f"sum() adds numbers only, got {type(bad).__name__} {bad!r:.40}")
+    for bad in (start, *items):
+        if not isinstance(bad, (int, float)):  # a tuple: faster than int | float
+            raise CheckError(f"sum() adds numbers only, got {type(bad).__name__} {bad!r:.40}")
     return sum(items, start)
 
 
@@ -333,6 +334,22 @@ def _chain(left: Any, *steps: tuple[Callable[[Any, Any], Any], Callable[[], Any]
     return result
 
 
+class _Views(list[ElementView]):
+    """The views a :class:`ViewCache` built: never changed, so described once, not per check."""
+
+    __slots__ = ("described",)
+    described: str | None
+
+
+def _describe(elements: list[Any]) -> str:
+    """``describe_ids`` of the elements a trace names (cached for a :class:`ViewCache`'s lists)."""
+    if type(elements) is not _Views:
+        return describe_ids(elements)
+    if elements.described is None:
+        elements.described = describe_ids(elements)
+    return elements.described
+
+
 class ViewCache:
     """Element views built once and shared by the checks of one item.
 
@@ -342,39 +359,51 @@ class ViewCache:
     while the states it has seen are not changed (one item's rescore).
     """
 
+    __slots__ = ("_built",)
+
     def __init__(self) -> None:
-        self._built: dict[int, tuple[list[Element], list[ElementView]]] = {}
+        self._built: dict[int, tuple[list[Element], _Views]] = {}
 
     def of(self, elements: list[Element]) -> list[ElementView]:
         """The views of ``elements``, built on the first request."""
         found = self._built.get(id(elements))
         if found is None or found[0] is not elements:
-            found = self._built[id(elements)] = (elements, views_of(elements))
+            views = _Views(views_of(elements))
+            views.described = None
+            found = self._built[id(elements)] = (elements, views)
         return found[1]
 
 
 class StatesView(Mapping[str, list[ElementView]]):
     """``states["h1"]``: elements of other questions' grounding states, read-only."""
 
+    __slots__ = ("_cache", "_pending", "_states")
+
     def __init__(self, states: Mapping[str, list[ElementView]]) -> None:
-        self._states = dict(states)
+        self._states: dict[str, list[ElementView]] = dict(states)
         self._pending: dict[str, list[Element]] = {}
-        self._cache = ViewCache()
+        self._cache: ViewCache | None = None
 
     @classmethod
     def of_elements(
         cls, states: Mapping[str, list[Element]], cache: ViewCache | None = None
     ) -> StatesView:
-        """Views built on first use (most checks never read ``states``), from ``cache``."""
-        view = cls({})
+        """Views built on first use (most checks never read ``states``), from ``cache``.
+
+        A check makes one per evaluation, so nothing is built until an expression
+        reads ``states[...]`` (not even a cache when none is given).
+        """
+        view = cls.__new__(cls)
         view._pending = dict(states)
-        view._states = {key: [] for key in states}
-        view._cache = cache or ViewCache()
+        view._states = {key: [] for key in view._pending}
+        view._cache = cache
         return view
 
     def __getitem__(self, key: str) -> list[ElementView]:
         try:
             if key in self._pending:
+                if self._cache is None:
+                    self._cache = ViewCache()
                 self._states[key] = self._cache.of(self._pending.pop(key))
             return self._states[key]
         except (KeyError, TypeError):
@@ -529,6 +558,17 @@ class _Compiled:
     """Source text of each traced operand, by watch index."""
     helpers: dict[str, Any]
     """The part of :data:`_GLOBALS` the code uses (a smaller scope to build per call)."""
+    params: tuple[str, ...]
+    """The language's names the text reads, in the order :attr:`function` takes them."""
+    function: Callable[..., Any]
+    """The same code as a function of ``params`` and the run, over a scope built once.
+
+    Calling it builds no scope per evaluation, and its names are local variables;
+    :attr:`code` is evaluated instead when the caller lacks one of ``params`` (the
+    name is then an error only if evaluation reaches it, as the language says).
+    """
+    traces_elements: bool
+    """The text mentions ``elements``, so its trace starts with their count and ids."""
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -556,7 +596,22 @@ def _compile_validated(text: str, tree: ast.Expression) -> _Compiled:
     code = compile(module, "<check>", "eval")
     used = _code_names(code)
     helpers = {k: v for k, v in _GLOBALS.items() if k in used or k == "__builtins__"}
-    return _Compiled(code, labels, helpers)
+    params = tuple(name for name in NAMES if name in used)
+    function = _as_function(body, params, helpers)
+    return _Compiled(code, labels, helpers, params, function, "elements" in text)
+
+
+def _as_function(body: ast.expr, params: tuple[str, ...], helpers: dict[str, Any]) -> Any:
+    """``lambda <params>, _ge_run: <body>``, its globals only ``helpers`` (no builtins)."""
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=name) for name in (*params, _RUN)],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    tree = ast.fix_missing_locations(ast.Expression(body=ast.Lambda(args=args, body=body)))
+    return eval(compile(tree, "<check>", "eval"), dict(helpers))  # makes the function only
 
 
 def _watched(node: ast.AST) -> list[ast.AST]:
@@ -619,9 +674,15 @@ def evaluate_expression(
     """
     compiled = _compiled(text)
     run = _Run(deadline_s)
-    scope = {**names, **compiled.helpers, _RUN: run}
     try:
-        value = eval(compiled.code, scope)  # whitelisted text, compiled by _Emitter
+        args = [names[name] for name in compiled.params]
+    except KeyError:
+        args = None  # a name the caller did not give: evaluated as a scope, to see if it is read
+    try:
+        if args is not None:
+            value = compiled.function(*args, run)
+        else:
+            value = eval(compiled.code, {**names, **compiled.helpers, _RUN: run})
     except TypeMismatch as exc:
         raise CheckError(f"check {text!r}: {exc}") from None
     except CheckError:
@@ -641,7 +702,7 @@ def evaluate_expression(
     seen = run.seen
     shown = [f"{label}={_short(seen[i])}" for i, label in enumerate(compiled.labels) if i in seen]
     elements = names.get("elements")
-    if isinstance(elements, list) and "elements" in text:
-        shown.insert(0, f"elements: {len(elements)} ({describe_ids(elements)})")
+    if compiled.traces_elements and isinstance(elements, list):
+        shown.insert(0, f"elements: {len(elements)} ({_describe(elements)})")
     detail = f" with {'; '.join(shown)}" if shown else ""
     return score, f"{text}{detail} → {verdict_word(score)}"

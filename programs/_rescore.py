@@ -20,7 +20,7 @@ from groundeval.programs._expressions import ViewCache
 from groundeval.programs._model import Program, Question, dependency_order
 from groundeval.programs._run import load_run_programs, write_summary
 from groundeval.programs._runner import Kind, decide_by_check, skipped_decision
-from groundeval.programs.scoring import get_protocol
+from groundeval.programs.scoring import ScoringProtocol, get_protocol
 from groundeval.state import (
     Decision,
     ItemResult,
@@ -115,18 +115,24 @@ def _rescore_locked(
     programs = load_run_programs(store)
     work = _Rescore(store, rows, author or _login())
     read = sorted(_read_results(store), key=lambda pair: pair[0].item_id)
-    results, lines, changed = [], [], 0
+    results: list[ItemResult] = []
+    lines: list[bytes] = []
+    changed = 0
     for result, line in read:
         program = programs.get(result.program_id)
         if program is None:
             raise RunStoreError(f"{store.programs_path}: no program {result.program_id!r}")
         new = work.item(program, result)
         results.append(new)
-        same = new == result
-        changed += not same
-        lines.append(line if same else record_line(new))  # an unchanged item keeps its line
+        if new is result or new == result:
+            lines.append(line)  # an unchanged item keeps its line, byte for byte
+        else:
+            changed += 1
+            lines.append(record_line(new).encode())
     # as RunStore.finalize: sorted, one line per item; rescoring changes grades, never costs
-    atomic_write(store.results_path, "".join(lines))
+    data = b"".join(lines)
+    if changed or store.results_path.read_bytes() != data:  # else already these bytes
+        atomic_write(store.results_path, data)  # one buffered write, fsync'd
     write_summary(store, results, changed=changed > 0)
     archived = _archive(store, work.applied, overrides, now or datetime.now(UTC))
     unknown = sorted(
@@ -162,15 +168,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read_results(store: RunStore) -> list[tuple[ItemResult, str]]:
+def _read_results(store: RunStore) -> list[tuple[ItemResult, bytes]]:
     """The latest result per item with its line as written (``RunStore.results`` rules).
 
-    Keeping the line lets an unchanged item be written back without encoding it
+    Each line is parsed once (pydantic's JSON parser, straight into the records).
+    Keeping the bytes lets an unchanged item be written back without encoding it
     again (lines are written canonical, so the bytes are the same); a torn last
     line is ignored, as a run does.
     """
     return [
-        (result, line if line.endswith("\n") else record_line(result))
+        (result, line if line.endswith(b"\n") else record_line(result).encode())
         for result, line in store.result_lines()
     ]
 
@@ -180,6 +187,26 @@ def _login() -> str:
         return getpass.getuser()
     except (OSError, KeyError):
         return ""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a rescore needs of one program, worked out once rather than once per item."""
+
+    program: Program
+    order: list[Question]
+    """Hard questions in dependency order (parents first)."""
+    sources: dict[str, str | None]
+    """Question id -> the question whose state its check reads (None: a judge answers it)."""
+    protocol: ScoringProtocol
+
+    @classmethod
+    def of(cls, program: Program) -> _Plan:
+        sources = {
+            q.id: None if q.is_direct else program.state_source(q) for q in program.questions
+        }
+        order = dependency_order(program.hard)
+        return cls(program, order, sources, get_protocol(program.scoring))
 
 
 class _Rescore:
@@ -194,11 +221,19 @@ class _Rescore:
         self.unreached: dict[tuple[str, str], str] = {}
         self.pending: list[str] = []
         self.broken: dict[str, str] = {}
+        self._plans: dict[int, _Plan] = {}
+
+    def _plan(self, program: Program) -> _Plan:
+        plan = self._plans.get(id(program))
+        if plan is None or plan.program is not program:
+            plan = self._plans[id(program)] = _Plan.of(program)
+        return plan
 
     def item(self, program: Program, result: ItemResult) -> ItemResult:
         """The item re-decided: gates, then hard questions in dependency order."""
         if result.status == "error" and not result.decisions:
             return result  # never graded (no image): nothing to rescore
+        plan = self._plan(program)
         item = _ItemState(result)
         for d in result.decisions:
             if d.state_file and d.state_file not in item.paths.values():
@@ -211,14 +246,15 @@ class _Rescore:
                     continue
                 item.states[state.question_id] = state
                 item.paths[state.question_id] = d.state_file
-        self.broken.update(item.broken)
+        if item.broken:
+            self.broken.update(item.broken)
         gates: list[Decision] = []
         stopped: Decision | None = None
         for g in program.gates:
             if stopped is not None and g.id not in item.stored:
                 self._unreached(result.item_id, g.id, stopped)
                 continue
-            d = self._settle(program, item, g, "gate", {})
+            d = self._settle(plan, item, g, "gate", {})
             gates.append(d)
             if d.outcome != "pass" and stopped is None:
                 stopped = d
@@ -229,11 +265,12 @@ class _Rescore:
             human = [item.stored[q.id] for q in program.hard if q.id in item.stored]
             human = [d for d in human if d.source == "human"]
             gate_failed = stopped.question_id if stopped.outcome == "fail" else None
-            return self._scored(program, result, [*gates, *human], gate_failed)
+            return self._scored(plan, result, [*gates, *human], gate_failed)
         decided: dict[str, Decision] = {}
-        for q in dependency_order(program.hard):
-            decided[q.id] = self._settle(program, item, q, "hard", decided)
-        return self._scored(program, result, [*gates, *(decided[q.id] for q in program.hard)], None)
+        for q in plan.order:
+            decided[q.id] = self._settle(plan, item, q, "hard", decided)
+        gates.extend([decided[q.id] for q in program.hard])
+        return self._scored(plan, result, gates, None)
 
     def _unreached(self, item_id: str, question_id: str, gate: Decision) -> None:
         why = f"not applied: gate {gate.question_id} is {gate.outcome}"
@@ -241,52 +278,59 @@ class _Rescore:
 
     def _settle(
         self,
-        program: Program,
+        plan: _Plan,
         item: _ItemState,
         q: Question,
         kind: Kind,
         decided: dict[str, Decision],
     ) -> Decision:
-        d = self._redecide(program, item, q, kind, decided)
-        row = self.rows.get((item.result.item_id, q.id))
-        if row is not None:
-            before = Override(outcome=d.outcome, score=d.score, source=d.source, reason=d.reason)
-            d = _apply(d, row, self.author)
-            self.applied.append((row, d, before))
+        """The question decided again (:meth:`_redecide`), then a human override on top."""
+        d = self._redecide(plan, item, q, kind, decided)
+        if self.rows:
+            row = self.rows.get((item.result.item_id, q.id))
+            if row is not None:
+                before = Override(
+                    outcome=d.outcome, score=d.score, source=d.source, reason=d.reason
+                )
+                d = _apply(d, row, self.author)
+                self.applied.append((row, d, before))
         if d.outcome == "pending":
             self.pending.append(f"{item.result.item_id}/{q.id}")
         return d
 
     def _redecide(
         self,
-        program: Program,
+        plan: _Plan,
         item: _ItemState,
         q: Question,
         kind: Kind,
         decided: dict[str, Decision],
     ) -> Decision:
         d = item.stored.get(q.id)
-        if d is not None and d.source == "human":
-            return d
-        if d is not None and d.state_file in item.broken:
-            return d.model_copy(
-                update={
-                    "outcome": "error",
-                    "score": 0.0,
-                    "reason": f"state file cannot be read ({item.broken[d.state_file]}); "
-                    "`groundeval run --resume` grounds this question again",
-                    "check": None,
-                }
-            )
-        blocker = next((decided[r] for r in q.requires if decided[r].outcome != "pass"), None)
-        if blocker is not None:
-            return skipped_decision(q, blocker)
-        source = None if q.is_direct else program.state_source(q)
+        if d is not None:
+            if d.source == "human":
+                return d
+            if item.broken and d.state_file in item.broken:
+                return d.model_copy(
+                    update={
+                        "outcome": "error",
+                        "score": 0.0,
+                        "reason": f"state file cannot be read ({item.broken[d.state_file]}); "
+                        "`groundeval run --resume` grounds this question again",
+                        "check": None,
+                    }
+                )
+        for r in q.requires:
+            if decided[r].outcome != "pass":
+                return skipped_decision(q, decided[r])
+        source = plan.sources[q.id]
         if source is not None and source in item.states:
             self.rechecked += 1
-            states = dict(item.states)
-            path = item.paths[source]
-            return decide_by_check(q, kind, states[source], path, states, item.views)
+            # the item's states are only read, so every check shares them (and their views)
+            # an unchanged decision comes back as the record read (no copy, no re-encoding)
+            return decide_by_check(
+                q, kind, item.states[source], item.paths[source], item.states, item.views, d
+            )
         if d is not None and d.source != "skipped":
             return d  # a judge's answer, or an error that left no state file
         was = (
@@ -307,48 +351,68 @@ class _Rescore:
 
     @staticmethod
     def _scored(
-        program: Program, result: ItemResult, decisions: list[Decision], gate_failed: str | None
+        plan: _Plan, result: ItemResult, decisions: list[Decision], gate_failed: str | None
     ) -> ItemResult:
-        errors = [f"{d.question_id}: {d.reason}" for d in decisions if d.outcome == "error"]
-        pending = [d.question_id for d in decisions if d.outcome == "pending"]
+        errors: list[str] = []
+        pending: list[str] = []
+        for d in decisions:
+            if d.outcome == "error":
+                errors.append(f"{d.question_id}: {d.reason}")
+            elif d.outcome == "pending":
+                pending.append(d.question_id)
+        scores: dict[str, float | None]
+        error: str | None
         if pending:
             note = (
                 f"pending: {', '.join(pending)} await(s) a judge answer or grounding after an "
                 "override; run `groundeval run --resume` with the run's arguments"
             )
-            return result.model_copy(
-                update={
-                    "decisions": decisions,
-                    "gate_failed": gate_failed,
-                    "status": "pending",
-                    "scores": {},
-                    "error": "; ".join([note, *errors]),
-                }
-            )
-        scored = get_protocol(program.scoring).score_item(program, decisions, gate_failed)
-        return result.model_copy(
-            update={
-                "decisions": decisions,
-                "gate_failed": gate_failed,
-                "status": scored.status,
-                "scores": scored.scores,
-                "error": "; ".join(errors) or None,
-            }
-        )
+            status, scores, error = "pending", {}, "; ".join([note, *errors])
+        else:
+            scored = plan.protocol.score_item(plan.program, decisions, gate_failed)
+            status, scores, error = scored.status, scored.scores, "; ".join(errors) or None
+        if (
+            status == result.status
+            and gate_failed == result.gate_failed
+            and error == result.error
+            and scores == result.scores
+            and _same(result.decisions, decisions)
+        ):
+            return result  # nothing changed: the record as read, no copy
+        update = {
+            "decisions": decisions,
+            "gate_failed": gate_failed,
+            "status": status,
+            "scores": scores,
+            "error": error,
+        }
+        return result.model_copy(update=update)
 
 
-@dataclass
+def _same(old: list[Decision], new: list[Decision]) -> bool:
+    """Equal decision lists; cheap when the rescore kept the records it read."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new, strict=True):
+        if a is not b and a != b:
+            return False
+    return True
+
+
 class _ItemState:
-    result: ItemResult
-    states: dict[str, StateFile] = field(default_factory=dict)
-    paths: dict[str, str] = field(default_factory=dict)
-    broken: dict[str, str] = field(default_factory=dict)
-    stored: dict[str, Decision] = field(init=False)
-    views: ViewCache = field(default_factory=ViewCache)
-    """Element views shared by the item's checks (its states are read once, never changed)."""
+    """One item's stored decisions, its states as read, and views its checks share."""
 
-    def __post_init__(self) -> None:
-        self.stored = {d.question_id: d for d in self.result.decisions}
+    __slots__ = ("broken", "paths", "result", "states", "stored", "views")
+
+    def __init__(self, result: ItemResult) -> None:
+        self.result = result
+        self.states: dict[str, StateFile] = {}
+        self.paths: dict[str, str] = {}
+        self.broken: dict[str, str] = {}
+        """State files that do not parse -> the problem."""
+        self.stored = {d.question_id: d for d in result.decisions}
+        self.views = ViewCache()
+        """Element views shared by the item's checks (its states are read once, never changed)."""
 
 
 def _apply(d: Decision, row: OverrideRow, author: str) -> Decision:

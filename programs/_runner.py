@@ -15,7 +15,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from groundeval.grounding import GroundingTarget, ImageError, LoadedImage, load_image, run_grounding
 from groundeval.judges import Account, Judge, QuestionRef, ask_questions
@@ -268,10 +268,13 @@ def decide_by_check(
     path: str | None,
     states: dict[str, StateFile],
     views: ViewCache | None = None,
+    previous: Decision | None = None,
 ) -> Decision:
     """A grounded question's decision from its state (the runner's and rescore's one rule).
 
     ``states`` maps question ids to the item's other states (cross-question checks).
+    ``previous`` (rescore: the decision on record) is returned itself when the check
+    decides exactly the same again, so an unchanged item keeps the record it was read as.
     """
     if state.status != "grounded":
         outcome: Outcome = "withheld" if state.status == "withheld" else "error"
@@ -297,16 +300,27 @@ def decide_by_check(
             reason=f"check failed to evaluate: {exc}",
             state_file=path,
         )
-    return Decision(
-        question_id=q.id,
-        kind=kind,
-        outcome="pass" if trace.score >= 1.0 else "fail",
-        score=trace.score,
-        source="check",
-        reason=trace.trace,
-        check=trace,
-        state_file=path,
-    )
+    fields: dict[str, Any] = {
+        "question_id": q.id,
+        "kind": kind,
+        "outcome": "pass" if trace.score >= 1.0 else "fail",
+        "score": trace.score,
+        "source": "check",
+        "reason": trace.trace,
+        "check": trace,
+        "state_file": path,
+    }
+    if previous is not None and previous.__dict__ == {**_DECISION_DEFAULTS, **fields}:
+        return previous
+    return Decision.model_validate(fields)
+
+
+_DECISION_DEFAULTS = {
+    name: info.get_default(call_default_factory=True)
+    for name, info in Decision.model_fields.items()
+    if not info.is_required()
+}
+"""What a :class:`Decision` holds for the fields :func:`decide_by_check` leaves unset."""
 
 
 async def _state_for(ctx: _ItemContext, source_id: str) -> StateFile:

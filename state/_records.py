@@ -21,6 +21,10 @@ Outcome = Literal["pass", "fail", "withheld", "error", "pending"]
 DecisionSource = Literal["judge", "check", "skipped", "gate", "human"]
 
 
+_POINTS_NEEDED = {"polygon": 3, "line": 2, "ray": 2, "point": 1}
+"""Points each non-box element kind needs (built once: every element read checks it)."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -45,7 +49,7 @@ class Element(_Record):
 
     @model_validator(mode="after")
     def _geometry(self) -> Element:
-        need = {"polygon": 3, "line": 2, "ray": 2, "point": 1}
+        need = _POINTS_NEEDED
         if self.kind == "box":
             if self.xyxy_px is None:
                 raise ValueError(f"element {self.id}: a box needs xyxy_px")
