@@ -4,8 +4,9 @@
 renders domain-randomised dice scenes (:mod:`._train_render`: any face and pip
 colour, pip sizes, photographs from scikit-image and procedural textures as
 backgrounds, shadows, lighting, blur, JPEG, perspective) plus a share of the
-in-style ``benchmarks/synthetic`` dice scenes, writes them as a YOLO dataset at
-320 px (one class, ``die``), fine-tunes a yolov8n starting from ``--init``
+in-style ``benchmarks/synthetic`` dice scenes and (optionally) out-of-style
+``benchmarks/synthetic/outstyle`` dice scenes from a low seed range, writes
+them as a YOLO dataset at 320 px (one class, ``die``), fine-tunes a yolov8n starting from ``--init``
 (by default the previous shipped weights; ``yolov8n.yaml`` trains from random
 init; nothing is downloaded) for at most ``--hours`` of wall time, validates,
 exports to ONNX and writes ``dice_yolov8n.pt``, ``dice_yolov8n.onnx`` and
@@ -13,8 +14,13 @@ exports to ONNX and writes ``dice_yolov8n.pt``, ``dice_yolov8n.onnx`` and
 
 Training scenes use seeds from ``TRAIN_SEED0`` up, validation from
 ``VAL_SEED0`` up: every lower seed is held out for tests and benchmarks, and
-the out-of-style benchmark (``benchmarks/synthetic/outstyle``) is a different
-renderer the detector never sees.
+the out-of-style benchmark's reported seeds (``outstyle.REPORT_SEED0`` = 700000
+up) are refused as training data: ``--outstyle`` scenes come from
+``--outstyle-seed0`` (default 1100) up and must stay below 700000.
+
+``--work DIR`` keeps the dataset and a checkpoint per epoch (``epochN.pt``) in DIR
+so a long run can be graded epoch by epoch; ``--export CKPT`` skips training and
+writes the shipped files from one such checkpoint.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic import SCENES, Scene
 from groundeval.grounding.models import _train_render
 from groundeval.grounding.proposers._ultralytics_env import import_ultralytics, use_threads
 
@@ -39,6 +45,9 @@ HERE = Path(__file__).resolve().parent
 DIFFICULTIES = ("clean", "moderate", "hard")
 TRAIN_SEED0 = 900_000
 VAL_SEED0 = 910_000
+OUTSTYLE_SEED0 = 1_100
+"""First out-of-style training seed (1000-1099 stay for grading candidates)."""
+OUTSTYLE_VAL_SEED0 = 1_900
 WIDTH_PX = 320
 """Training images are the 640 x 480 scenes scaled to 320 px wide."""
 STEM = "dice_yolov8n"
@@ -48,9 +57,9 @@ def dice_scene(difficulty: str, seed: int) -> Scene:
     """One synthetic dice scene, exactly as the benchmark renders it."""
     import numpy as np
 
-    from groundeval.benchmarks.synthetic import _dice
-
-    return _dice.make(f"dice-{difficulty}-{seed}", difficulty, seed, np.random.default_rng(seed))
+    return SCENES["dice"](
+        f"dice-{difficulty}-{seed}", difficulty, seed, np.random.default_rng(seed)
+    )
 
 
 def yolo_label(scene: Scene) -> str:
@@ -79,10 +88,31 @@ def _save(root: Path, split: str, name: str, image: np.ndarray, label: str) -> N
     (root / "labels" / split / f"{name}.txt").write_text(label)
 
 
+def outstyle_seeds(seed0: int, n: int) -> range:
+    """Out-of-style training seeds; the reported range (700000 up) is refused."""
+    from groundeval.benchmarks.synthetic import outstyle
+
+    if n and (seed0 < 0 or seed0 + n > outstyle.REPORT_SEED0):
+        raise ValueError(
+            f"out-of-style training seeds {seed0}..{seed0 + n - 1} must stay in "
+            f"0..{outstyle.REPORT_SEED0 - 1} (the reported range starts at {outstyle.REPORT_SEED0})"
+        )
+    return range(seed0, seed0 + n)
+
+
 def write_split(
-    root: Path, split: str, seed0: int, per_difficulty: int, randomised: int = 0
+    root: Path,
+    split: str,
+    seed0: int,
+    per_difficulty: int,
+    randomised: int = 0,
+    outstyle_seeds: range = range(0),
 ) -> int:
-    """Render ``randomised`` scenes and ``per_difficulty`` in-style scenes of each difficulty."""
+    """Render the split's scenes; return how many.
+
+    ``randomised`` domain-randomised scenes, ``per_difficulty`` in-style scenes of
+    each difficulty and one out-of-style dice scene per seed in ``outstyle_seeds``.
+    """
     (root / "images" / split).mkdir(parents=True, exist_ok=True)
     (root / "labels" / split).mkdir(parents=True, exist_ok=True)
     count = 0
@@ -96,6 +126,13 @@ def write_split(
             scene = dice_scene(difficulty, seed)
             _save(root, split, f"{difficulty}_{seed}", scene.image_bgr, yolo_label(scene))
             count += 1
+    if outstyle_seeds:
+        from groundeval.benchmarks.synthetic import outstyle
+
+        for seed in outstyle_seeds:
+            scene = outstyle.generate("dice", seed)
+            _save(root, split, f"outstyle_{seed}", scene.image_bgr, yolo_label(scene))
+            count += 1
     return count
 
 
@@ -105,10 +142,12 @@ def write_dataset(
     val_per_difficulty: int,
     train_random: int = 0,
     val_random: int = 0,
+    train_outstyle: range = range(0),
+    val_outstyle: range = range(0),
 ) -> Path:
     """The whole dataset and its ``data.yaml``; returns the YAML path."""
-    write_split(root, "train", TRAIN_SEED0, train_per_difficulty, train_random)
-    write_split(root, "val", VAL_SEED0, val_per_difficulty, val_random)
+    write_split(root, "train", TRAIN_SEED0, train_per_difficulty, train_random, train_outstyle)
+    write_split(root, "val", VAL_SEED0, val_per_difficulty, val_random, val_outstyle)
     yaml_path = root / "data.yaml"
     yaml_path.write_text(
         f"path: {root.as_posix()}\ntrain: images/train\nval: images/val\nnames:\n  0: die\n"
@@ -123,8 +162,10 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    train_out = outstyle_seeds(args.outstyle_seed0, args.train_outstyle)
+    val_out = outstyle_seeds(OUTSTYLE_VAL_SEED0, args.val_outstyle)
     with tempfile.TemporaryDirectory(prefix="groundeval-dice-") as tmp:
-        work = Path(tmp)
+        work = Path(args.work).resolve() if args.work else Path(tmp)
         t0 = time.perf_counter()
         data = write_dataset(
             work / "data",
@@ -132,8 +173,11 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             args.val_per_difficulty,
             args.train_random,
             args.val_random,
+            train_out,
+            val_out,
         )
         render_s = time.perf_counter() - t0
+        print(f"rendered the dataset in {render_s:.0f} s", flush=True)
         init = args.init if args.init.endswith(".yaml") else str(Path(args.init).resolve())
         init_sha = "" if init.endswith(".yaml") else _sha256(Path(init))
         model = YOLO(init)
@@ -145,28 +189,23 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             now = time.perf_counter()
             epoch_s.append(round(now - marks["t"], 2))
             marks["t"] = now
+            print(f"epoch {len(epoch_s)} done in {epoch_s[-1]} s", flush=True)
 
         model.add_callback("on_train_epoch_start", lambda _: marks.update(t=time.perf_counter()))
-        model.add_callback("on_fit_epoch_end", tick)
+        model.add_callback("on_train_epoch_end", tick)  # once per epoch (fit-end also fires
+        # after the final validation)
         t1 = time.perf_counter()
         model.train(
             data=str(data), epochs=args.epochs, imgsz=WIDTH_PX, batch=16, device="cpu",
-            workers=0, seed=args.seed, deterministic=True, pretrained=bool(init_sha), amp=False,
-            plots=False, val=False, time=args.hours or None, warmup_epochs=args.warmup_epochs,
+            workers=args.workers, seed=args.seed, deterministic=True, pretrained=bool(init_sha),
+            amp=False, plots=False, val=False, time=args.hours or None,
+            warmup_epochs=args.warmup_epochs, close_mosaic=args.close_mosaic, save_period=1,
             project=str(work / "runs"), name="dice", exist_ok=True, verbose=False,
         )  # fmt: skip
         train_s = time.perf_counter() - t1
-        # the final epoch's weights (mAP is still rising at the last one of a short run);
-        # validated once, below
+        # the final epoch's weights (--export ships another epoch's checkpoint); validated once
         last = work / "runs" / "dice" / "weights" / "last.pt"
-        shutil.copyfile(last, out / f"{STEM}.pt")
-        final = YOLO(str(out / f"{STEM}.pt"))
-        use_threads(final, args.threads)
-        metrics = final.val(data=str(data), imgsz=WIDTH_PX, batch=16, device="cpu", plots=False,
-                            project=str(work / "runs"), name="val", verbose=False)  # fmt: skip
-        onnx_path = Path(final.export(format="onnx", imgsz=WIDTH_PX, simplify=False, device="cpu"))
-        if onnx_path.resolve() != (out / f"{STEM}.onnx"):  # the export lands beside the .pt
-            shutil.copyfile(onnx_path, out / f"{STEM}.onnx")
+        metrics = export(last, out, data, args.threads)
     import torch
 
     figures = {
@@ -179,19 +218,29 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         "epochs_run": len(epoch_s),
         "hours_limit": args.hours,
         "warmup_epochs": args.warmup_epochs,
+        "close_mosaic": args.close_mosaic,
+        "workers": args.workers,
         "seed": args.seed,
-        "train_images": args.train_per_difficulty * len(DIFFICULTIES) + args.train_random,
+        "train_images": args.train_per_difficulty * len(DIFFICULTIES)
+        + args.train_random
+        + len(train_out),
+        "train_in_style": args.train_per_difficulty * len(DIFFICULTIES),
         "train_randomised": args.train_random,
-        "val_images": args.val_per_difficulty * len(DIFFICULTIES) + args.val_random,
+        "train_outstyle": len(train_out),
+        "val_images": args.val_per_difficulty * len(DIFFICULTIES) + args.val_random + len(val_out),
         "val_randomised": args.val_random,
+        "val_outstyle": len(val_out),
         "train_seeds_per_difficulty": [TRAIN_SEED0, TRAIN_SEED0 + args.train_per_difficulty - 1],
+        "train_seeds_randomised": [TRAIN_SEED0, TRAIN_SEED0 + args.train_random - 1],
+        "train_seeds_outstyle": [train_out.start, train_out.stop - 1] if train_out else [],
         "val_seeds_per_difficulty": [VAL_SEED0, VAL_SEED0 + args.val_per_difficulty - 1],
+        "val_seeds_randomised": [VAL_SEED0, VAL_SEED0 + args.val_random - 1],
+        "val_seeds_outstyle": [val_out.start, val_out.stop - 1] if val_out else [],
         "threads": threads,
         "render_seconds": round(render_s, 1),
         "train_seconds": round(train_s, 1),
         "epoch_seconds": epoch_s,
-        "val_map50": round(float(metrics.box.map50), 4),
-        "val_map50_95": round(float(metrics.box.map), 4),
+        **metrics,
         "versions": {
             "ultralytics": ultralytics.__version__,
             "torch": torch.__version__,
@@ -200,6 +249,31 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     }
     (out / f"{STEM}.json").write_text(json.dumps(figures, indent=1) + "\n")
     return figures
+
+
+def export(checkpoint: Path, out: Path, data: Path, threads: int | None) -> dict[str, float]:
+    """Ship one checkpoint: ``dice_yolov8n.pt`` (optimizer stripped) and ``.onnx`` in ``out``.
+
+    Validates it on ``data`` and returns mAP50 and mAP50-95.
+    """
+    ultralytics = import_ultralytics()
+    from ultralytics.utils.torch_utils import strip_optimizer
+
+    pt = out / f"{STEM}.pt"
+    shutil.copyfile(checkpoint, pt)
+    strip_optimizer(str(pt))
+    final = ultralytics.YOLO(str(pt))
+    use_threads(final, threads)
+    with tempfile.TemporaryDirectory(prefix="groundeval-dice-val-") as tmp:
+        metrics = final.val(data=str(data), imgsz=WIDTH_PX, batch=16, device="cpu", plots=False,
+                            project=tmp, name="val", verbose=False)  # fmt: skip
+    onnx_path = Path(final.export(format="onnx", imgsz=WIDTH_PX, simplify=False, device="cpu"))
+    if onnx_path.resolve() != (out / f"{STEM}.onnx"):  # the export lands beside the .pt
+        shutil.copyfile(onnx_path, out / f"{STEM}.onnx")
+    return {
+        "val_map50": round(float(metrics.box.map50), 4),
+        "val_map50_95": round(float(metrics.box.map), 4),
+    }
 
 
 def _sha256(path: Path) -> str:
@@ -220,13 +294,33 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val-per-difficulty", type=int, default=5, help="in-style scenes")
     parser.add_argument("--train-random", type=int, default=200, help="randomised scenes")
     parser.add_argument("--val-random", type=int, default=30, help="randomised scenes")
+    parser.add_argument("--train-outstyle", type=int, default=0, help="out-of-style scenes")
+    parser.add_argument("--val-outstyle", type=int, default=0, help="out-of-style scenes")
+    parser.add_argument(
+        "--outstyle-seed0", type=int, default=OUTSTYLE_SEED0, help="first out-of-style seed"
+    )
     parser.add_argument(
         "--init", default=str(HERE / f"{STEM}.pt"), help="weights to start from, or yolov8n.yaml"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    parser.add_argument("--workers", type=int, default=0, help="data-loader processes")
+    parser.add_argument("--close-mosaic", type=int, default=10, help="last epochs without mosaic")
+    parser.add_argument("--work", default=None, help="keep dataset and epoch checkpoints here")
     parser.add_argument("--out", default=str(HERE), help="folder for the weights (default: here)")
-    figures = train(parser.parse_args(argv))
+    parser.add_argument(
+        "--export", default=None, help="only export this checkpoint (needs --work's dataset)"
+    )
+    args = parser.parse_args(argv)
+    if args.export:
+        if not args.work:
+            parser.error("--export needs --work (the dataset to validate on)")
+        out = Path(args.out).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        data = Path(args.work).resolve() / "data" / "data.yaml"
+        print(json.dumps(export(Path(args.export), out, data, args.threads), indent=1))
+        return
+    figures = train(args)
     print(json.dumps(figures, indent=1))
 
 

@@ -242,6 +242,12 @@ class YoloProposer(CVProposer):
         "threads": None,
         "retry_conf": 0.1,
     }
+    param_types: ClassVar[dict[str, Any]] = {
+        "weights": str | None,
+        "classes": list[str] | None,
+        "threads": int | None,
+    }
+    """Types the ``None`` defaults cannot show (``validate`` checks them)."""
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
         """Retry: accept less confident boxes (the verifier drops the wrong ones)."""

@@ -1,7 +1,7 @@
 """``yolo.dice``: the shipped dice detector finds the dice, classical code reads their pips.
 
 The network (``grounding/models/dice_yolov8n.onnx``, trained by this project on
-domain-randomised dice: see the model card) proposes die boxes. Each box is
+its in-style synthetic dice: see the model card) proposes die boxes. Each box is
 snapped to the face under it: the face's colour is the median colour of the
 box's centre, and the face is the connected region of that colour (pips
 filled in) that best covers the box, so white, red, blue or black faces are
@@ -19,11 +19,13 @@ square regions of a read face's colour and size that no box covers are
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import cv2
 import numpy as np
 
+from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
@@ -57,6 +59,9 @@ class YoloDiceProposer(YoloProposer):
         "max_face_aspect": 1.4,
         "min_face_fill": 0.7,
         "min_contrast": 28.0,
+        "residue_low_share": 0.45,
+        "residue_high_factor": 2.5,
+        "halo_centre_share": 0.25,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
@@ -71,7 +76,10 @@ class YoloDiceProposer(YoloProposer):
         """Die faces the network found, snapped to the face, with pips read from the pixels.
 
         Two boxes on the same face keep the more confident one; a box with no
-        readable face keeps its detector bounds and gets ``pips: None``.
+        readable face keeps its detector bounds and gets ``pips: None``, unless it is
+        a *halo* of a read face: it holds that face whole and is centred on it (within
+        ``halo_centre_share`` of the face's side), as a second, looser box on one die
+        is. Two touching dice in one box are not centred on either, so they stay.
         """
         lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
         pip_params = {**opencv_dice.DiceProposer.defaults, **params}
@@ -93,6 +101,7 @@ class YoloDiceProposer(YoloProposer):
             if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.4 for f in found if f.xyxy_px):
                 continue  # a second box on a face already read
             found.append(box(xyxy, **fields))
+        found = [e for e in found if not _is_halo(e, found, float(params["halo_centre_share"]))]
         found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0.0, 0.0))
         return found
 
@@ -102,7 +111,13 @@ class YoloDiceProposer(YoloProposer):
         """Contrasting die-sized regions no box covers (dice the network missed)."""
         h, w = image_bgr.shape[:2]
         min_area = 0.6 * float(params["min_side_px"]) ** 2
-        sizes = sizes_from(elements, min_area, (0.5 * min(h, w)) ** 2)
+        sizes = sizes_from(
+            elements, min_area, (0.5 * min(h, w)) ** 2, float(params["residue_low_share"])
+        )
+        areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(element_xyxy, elements)]
+        if max(areas, default=0.0) > 0:  # dice in one scene may differ in size by 2x or more
+            high = float(params["residue_high_factor"]) * max(areas)
+            sizes = replace(sizes, max_area_px=high)
         cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
         unexplained += same_colour_faces(image_bgr, elements, unexplained, params)
@@ -195,6 +210,24 @@ def find_face(
     if (fx2 - fx1) * (fy2 - fy1) > 2.5 * box_area:
         return None, "the face colour spreads far beyond the box (face and table alike)"
     return hull + np.array([x1, y1], np.int32), ""
+
+
+def _is_halo(element: Element, found: list[Element], centre_share: float) -> bool:
+    """An unread box that holds a read face whole and is centred on it (a looser duplicate)."""
+    if element.fields.get("pips") is not None or not element.xyxy_px or centre_share <= 0:
+        return False
+    ex1, ey1, ex2, ey2 = element.xyxy_px
+    for face in found:
+        if face.fields.get("pips") is None or not face.xyxy_px:
+            continue
+        fx1, fy1, fx2, fy2 = face.xyxy_px
+        area = max((fx2 - fx1) * (fy2 - fy1), 1.0)
+        side = float(np.sqrt(area))
+        off = np.hypot((ex1 + ex2 - fx1 - fx2) / 2, (ey1 + ey2 - fy1 - fy2) / 2)
+        inside = _overlap((ex1, ey1, ex2, ey2), (fx1, fy1, fx2, fy2)) / area
+        if inside >= 0.9 and off <= centre_share * side:
+            return True
+    return False
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
