@@ -160,10 +160,15 @@ def as_bgr(image: np.ndarray, who: str) -> np.ndarray:
     raise ValueError(f"proposer {who}: image shape {image.shape} is not grey, BGR or BGRA")
 
 
-def box(xyxy_px: tuple[float, float, float, float] | list[float], **fields: Any) -> Element:
-    """A provisional box element (id 1; the loop renumbers)."""
+def box(
+    xyxy_px: tuple[float, float, float, float] | list[float], *, reason: str = "", **fields: Any
+) -> Element:
+    """A provisional box element (id 1; the loop renumbers).
+
+    ``reason`` says why an unexplained region is one; it is shown with the region.
+    """
     x1, y1, x2, y2 = (round(float(v), 2) for v in xyxy_px)
-    return Element(id=1, kind="box", xyxy_px=[x1, y1, x2, y2], fields=fields)
+    return Element(id=1, kind="box", xyxy_px=[x1, y1, x2, y2], fields=fields, reason=reason)
 
 
 def number(elements: list[Element]) -> list[Element]:

@@ -62,7 +62,7 @@ def test_a_die_outside_the_model_is_unexplained_not_absent() -> None:
     assert len(proposal.unexplained) == 1
     x1, y1, x2, y2 = proposal.unexplained[0].xyxy_px or [0, 0, 0, 0]
     assert x1 < 140 < x2 and y1 < 240 < y2
-    assert "no die face covers" in proposal.unexplained[0].fields["reason"]
+    assert "no die face covers" in proposal.unexplained[0].reason
 
 
 @pytest.mark.parametrize("pips", [6, 4, 5])
