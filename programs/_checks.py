@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from groundeval.programs._expr_static import parse_expression
-from groundeval.programs._expressions import StatesView, ViewCache, evaluate_expression
+from groundeval.programs._expressions import (
+    StatesView,
+    ViewCache,
+    _compiled,
+    evaluate_expression,
+)
 from groundeval.programs._model import NamedCheck
 from groundeval.programs._plugins import load_plugin
 from groundeval.programs._views import CheckError, ElementView
@@ -182,27 +187,30 @@ def run_check(
     Raises:
         CheckError: the check cannot be evaluated; the runner records ``error``.
     """
-    views = views or ViewCache()  # a caller checking one item many times passes its own
+    if views is None:
+        views = ViewCache()  # a caller checking one item many times passes its own
     elements = views.of(state.elements) if state is not None else []
-    extra = {k: s.elements for k, s in (extra_states or {}).items()}
-    states = StatesView.of_elements(extra, views)
     if isinstance(check, str):
-        width, height = state.image_size_wh if state is not None else (None, None)
-        names = {
-            "elements": elements,
-            "image_w": width,
-            "image_h": height,
-            "state_status": state.status if state is not None else None,
-            "states": states,
-        }
+        if state is None:
+            names: dict[str, Any] = dict(_NO_STATE, elements=elements)
+        else:
+            width, height = state.image_size_wh
+            names = {
+                "elements": elements,
+                "image_w": width,
+                "image_h": height,
+                "state_status": state.status,
+            }
+        if _reads_states(check):  # most expressions never read other states
+            names["states"] = _states_view(extra_states, views)
         score, trace = evaluate_expression(check, names)
-        return CheckTrace(check=check, score=score, trace=trace)
+        return _new_trace({"check": check, "score": score, "trace": trace})
     named = _as_named(check)
     entry = _lookup(named.name)
+    _checked_args(entry, named)
     args = dict(named.args)
-    _check_args(entry, args)
     if entry.wants_states:
-        args["states"] = states
+        args["states"] = _states_view(extra_states, views)
     try:
         result = entry.fn(elements, state, **args)
     except CheckError as exc:
@@ -210,6 +218,51 @@ def run_check(
     except Exception as exc:
         raise CheckError(f"check {check_label(named)} raised {type(exc).__name__}: {exc}") from exc
     return CheckTrace(check=check_label(named), **_result(named, result))
+
+
+_NO_STATE: dict[str, Any] = {"image_w": None, "image_h": None, "state_status": None}
+_new_trace: Callable[[dict[str, Any]], CheckTrace] = (
+    CheckTrace.__pydantic_validator__.validate_python
+)
+"""``CheckTrace(**fields)``, validated the same, without the keyword layer (once per check)."""
+_READS_STATES: dict[str, bool] = {}
+"""Expression text -> whether it reads ``states`` (bounded; the text is compiled once)."""
+
+
+def _reads_states(text: str) -> bool:
+    """Whether an expression reads ``states`` (its views are then made for it)."""
+    found = _READS_STATES.get(text)
+    if found is None:
+        found = "states" in _compiled(text).params  # validates: a bad text raises here
+        if len(_READS_STATES) >= 1024:
+            _READS_STATES.clear()
+        _READS_STATES[text] = found
+    return found
+
+
+def _states_view(extra_states: Mapping[str, StateFile] | None, views: ViewCache) -> StatesView:
+    """``states`` for a check: other questions' elements, their views built on first read."""
+    extra = {k: s.elements for k, s in (extra_states or {}).items()}
+    return StatesView.of_elements(extra, views)
+
+
+_ARGS_CHECKED: dict[int, tuple[NamedCheck, RegisteredCheck]] = {}
+"""Named checks whose arguments passed :func:`_check_args` (by identity; bounded)."""
+
+
+def _checked_args(entry: RegisteredCheck, named: NamedCheck) -> None:
+    """:func:`_check_args` once per (named check, registered function), not once per item.
+
+    A program's named check is the same object for every item it grades; its
+    arguments are checked the first time and remembered while that object lives here.
+    """
+    seen = _ARGS_CHECKED.get(id(named))
+    if seen is not None and seen[0] is named and seen[1] is entry:
+        return
+    _check_args(entry, dict(named.args))
+    if len(_ARGS_CHECKED) >= 1024:
+        _ARGS_CHECKED.clear()
+    _ARGS_CHECKED[id(named)] = (named, entry)
 
 
 def _result(named: NamedCheck, result: Any) -> dict[str, Any]:

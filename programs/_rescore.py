@@ -199,6 +199,8 @@ class _Plan:
     sources: dict[str, str | None]
     """Question id -> the question whose state its check reads (None: a judge answers it)."""
     protocol: ScoringProtocol
+    answered: frozenset[str]
+    """Questions no check decides and nothing gates (no ``requires``): a judge answers them."""
 
     @classmethod
     def of(cls, program: Program) -> _Plan:
@@ -206,7 +208,10 @@ class _Plan:
             q.id: None if q.is_direct else program.state_source(q) for q in program.questions
         }
         order = dependency_order(program.hard)
-        return cls(program, order, sources, get_protocol(program.scoring))
+        answered = frozenset(
+            q.id for q in program.questions if sources[q.id] is None and not q.requires
+        )
+        return cls(program, order, sources, get_protocol(program.scoring), answered)
 
 
 class _Rescore:
@@ -285,7 +290,9 @@ class _Rescore:
         decided: dict[str, Decision],
     ) -> Decision:
         """The question decided again (:meth:`_redecide`), then a human override on top."""
-        d = self._redecide(plan, item, q, kind, decided)
+        d = item.stored.get(q.id) if q.id in plan.answered and not item.broken else None
+        if d is None or d.source == "skipped":  # else the judge's or a human's word, kept
+            d = self._redecide(plan, item, q, kind, decided)
         if self.rows:
             row = self.rows.get((item.result.item_id, q.id))
             if row is not None:

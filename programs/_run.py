@@ -287,39 +287,51 @@ _PROBLEMS = ("error", "withheld", "pending")
 
 def problem_counts(results: list[ItemResult]) -> dict[str, int]:
     """Items and decisions that are error, withheld or pending, for one summary cell."""
-    cell = {"items": len(results)}
+    statuses: Counter[str] = Counter(r.status for r in results)
+    outcomes: Counter[str] = Counter(d.outcome for r in results for d in r.decisions)
+    return _cell(len(results), statuses, outcomes)
+
+
+def _cell(items: int, statuses: Counter[str], outcomes: Counter[str]) -> dict[str, int]:
+    cell = {"items": items}
     for outcome in _PROBLEMS:
-        cell[f"{outcome}_items"] = sum(r.status == outcome for r in results)
-        cell[f"{outcome}_decisions"] = sum(
-            d.outcome == outcome for r in results for d in r.decisions
-        )
+        cell[f"{outcome}_items"] = statuses[outcome]
+        cell[f"{outcome}_decisions"] = outcomes[outcome]
     return cell
 
 
-def problems_section(results: list[ItemResult], top: int = 20) -> dict[str, Any]:
+def problems_section(
+    results: list[ItemResult], top: int = 20, *, statuses: Counter[str] | None = None
+) -> dict[str, Any]:
     """Error/withheld/pending counts overall and per tag value, and their commonest reasons.
 
     Every cell of every table can say how many of its items and decisions are not
-    scores; the reasons (with an example item) lead to the item pages.
+    scores; the reasons (with an example item) lead to the item pages. One pass over
+    the decisions counts them and collects the reasons (``statuses``: the items'
+    status counts, when the caller has them already).
     """
     by_tag: dict[str, dict[str, list[ItemResult]]] = {}
+    reasons: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], str] = {}
+    outcomes: Counter[str] = Counter()
     for r in results:
         for key, value in r.tags.items():
             by_tag.setdefault(key, {}).setdefault(value, []).append(r)
-    reasons: Counter[tuple[str, str]] = Counter()
-    example: dict[tuple[str, str], str] = {}
-    for r in results:
-        found = [
-            (d.outcome, d.question_id, d.reason) for d in r.decisions if d.outcome in _PROBLEMS
-        ]
+        found: list[tuple[str, str, str]] = []
+        for d in r.decisions:
+            outcomes[d.outcome] += 1
+            if d.outcome in _PROBLEMS:
+                found.append((d.outcome, d.question_id, d.reason))
         if r.status == "error" and not r.decisions:
             found.append(("error", "", r.error or "no reason recorded"))
         for outcome, question, reason in found:
             slot = (outcome, " ".join(reason.split())[:160])
             reasons[slot] += 1
             example.setdefault(slot, f"{r.item_id}/{question}" if question else r.item_id)
+    if statuses is None:
+        statuses = Counter(r.status for r in results)
     return {
-        "overall": problem_counts(results),
+        "overall": _cell(len(results), statuses, outcomes),
         "by_tag": {
             key: {value: problem_counts(group) for value, group in sorted(groups.items())}
             for key, groups in sorted(by_tag.items())
@@ -343,11 +355,12 @@ def write_summary(
     by_protocol: dict[str, list[ItemResult]] = {}
     for r in results:
         by_protocol.setdefault(r.scoring, []).append(r)
+    statuses: Counter[str] = Counter(r.status for r in results)
     summary: dict[str, Any] = {
         "items": len(results),
-        "status": {s: sum(r.status == s for r in results) for s in STATUSES},
+        "status": {s: statuses[s] for s in STATUSES},
         "protocols": {},
-        "problems": problems_section(results),
+        "problems": problems_section(results, statuses=statuses),
     }
     rows: list[dict[str, Any]] = []
     for name, group in sorted(by_protocol.items()):
@@ -356,11 +369,7 @@ def write_summary(
             name, group, protocol.summarize(group), interval_config(store)
         )
         rows += [{"protocol": name, **row} for row in protocol.summary_rows(group)]
-    usages = store.usages()
-    total = Usage()
-    for u in usages:
-        total = total.add(u.usage)
-    summary["usage"] = total.model_dump(mode="json", exclude={"seconds"})
+    summary["usage"] = _total_usage(store).model_dump(mode="json", exclude={"seconds"})
     earlier = _earlier_sections(store, set(summary))
     stale = set(earlier.pop("not_recomputed", []))
     summary.update(earlier)
@@ -371,6 +380,23 @@ def write_summary(
     typed = validate_summary(summary, f"{store.root / 'summary.json'} (being written)")
     store.write_summary(summary, rows)  # the dict itself: its bytes stay as they were
     return typed
+
+
+_USAGE_FIELDS = tuple(name for name in Usage.model_fields if name != "seconds")
+
+
+def _total_usage(store: RunStore) -> Usage:
+    """The run's usage: every item's summed as plain numbers (in file order), one model built.
+
+    The same sums as chaining :meth:`Usage.add` (same order, so the same floats),
+    without a validated model per item.
+    """
+    sums: dict[str, Any] = Usage().model_dump(include=set(_USAGE_FIELDS))
+    for u in store.usages():
+        usage = u.usage.__dict__
+        for name in _USAGE_FIELDS:
+            sums[name] += usage[name]
+    return Usage(**sums)
 
 
 def _earlier_sections(store: RunStore, own: set[str]) -> dict[str, Any]:
