@@ -41,6 +41,57 @@ def _text(
     return [float(x), float(y - th), float(x + tw), float(y + base)]
 
 
+def program_for(
+    scene_id: str,
+    difficulty: str,
+    colour: str,
+    title: str,
+    n: int,
+    tol: float,
+    claims: list[tuple[str, int]],
+) -> Program:
+    """Is bar Qk labelled v (in-style ``bars``): ``claims`` are (label, claimed value)."""
+    # The prompt names n bars, so at least a title, n labels and n values must be read:
+    # a line OCR misses is then "missing" (retry at 2x, else withheld), not a silent fail.
+    spec = GroundSpec(
+        helper="text",
+        target="every text line",
+        proposer="ocr",
+        budget=2,
+        min_count=2 * n + 1,
+        fields={
+            "text": {"type": "string", "minLength": 1},
+            "confidence": {"type": "number", "minimum": 0.8, "maximum": 1},
+        },
+    )
+    hards = [
+        hard(
+            f"h{qn}",
+            f"Is bar {label} labelled {claim}?",
+            f"any(v.text == '{claim}' and abs(v.cx - q.cx) < {tol} and v.cy < q.cy "
+            f"for v in elements for q in elements if q.text == '{label}')",
+            uses="g1",
+        )
+        for qn, (label, claim) in enumerate(claims, start=1)
+    ]
+    said = ", ".join(f"{label} = {claim}" for label, claim in claims)
+    return Program(
+        id=scene_id,
+        prompt=f"A {colour} bar chart of {n} quarters (Q1 to Q{n}) titled '{title}', "
+        f"each bar labelled with its value ({said}).",
+        tags={"scene": "bars", "difficulty": difficulty, "axis": "text"},
+        gates=[
+            gate(
+                "g1",
+                "Are the bars labelled Q1, Q2, ...?",
+                spec,
+                "any(e.text == 'Q1' for e in elements)",
+            )
+        ],
+        hard=hards,
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """A labelled bar chart; programs ask whether a named bar carries a given value."""
     w, h = fx.SIZE_WH
@@ -112,52 +163,16 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
                 b[key] = [round(float(v), 2) for v in b[key]]
     img = fx.degrade(img, difficulty, rng)
 
-    # The prompt names n bars, so at least a title, n labels and n values must be read:
-    # a line OCR misses is then "missing" (retry at 2x, else withheld), not a silent fail.
-    spec = GroundSpec(
-        helper="text",
-        target="every text line",
-        proposer="ocr",
-        budget=2,
-        min_count=2 * n + 1,
-        fields={
-            "text": {"type": "string", "minLength": 1},
-            "confidence": {"type": "number", "minimum": 0.8, "maximum": 1},
-        },
-    )
     tol = round(slot * 0.45, 1)
     picks = [int(i) for i in rng.choice(n, size=2, replace=False)]
-    hards = []
+    claims = []
     answers = {f"{scene_id}/g1": "pass"}
     for qn, i in enumerate(picks, start=1):
         label, value = bars[i]["label"], bars[i]["value"]
         claim = value if rng.random() < 0.6 else wrong_int(rng, value, 10, 99, 5)
-        hards.append(
-            hard(
-                f"h{qn}",
-                f"Is bar {label} labelled {claim}?",
-                f"any(v.text == '{claim}' and abs(v.cx - q.cx) < {tol} and v.cy < q.cy "
-                f"for v in elements for q in elements if q.text == '{label}')",
-                uses="g1",
-            )
-        )
+        claims.append((label, claim))
         answers[f"{scene_id}/h{qn}"] = verdict(claim == value)
-    claims = ", ".join(f"{q.ask.split()[2]} = {q.ask.split()[-1].rstrip('?')}" for q in hards)
-    program = Program(
-        id=scene_id,
-        prompt=f"A {colour_name} bar chart of {n} quarters (Q1 to Q{n}) titled '{title}', "
-        f"each bar labelled with its value ({claims}).",
-        tags={"scene": "bars", "difficulty": difficulty, "axis": "text"},
-        gates=[
-            gate(
-                "g1",
-                "Are the bars labelled Q1, Q2, ...?",
-                spec,
-                "any(e.text == 'Q1' for e in elements)",
-            )
-        ],
-        hard=hards,
-    )
+    program = program_for(scene_id, difficulty, colour_name, title, n, tol, claims)
     truth = {
         "title": title,
         "colour": colour_name,

@@ -105,6 +105,33 @@ def _occlude(img: np.ndarray, rng: np.random.Generator, c: dict[str, Any]) -> di
     return {"points_px": [[round(float(x), 2), round(float(y), 2)] for x, y in quad]}
 
 
+def program_for(scene_id: str, difficulty: str, where: str, claim: int) -> Program:
+    """An exact coin count (in-style ``coins``)."""
+    spec = GroundSpec(
+        helper="boxes",
+        target="each coin",
+        proposer="opencv.contours",
+        budget=2,
+        min_count=1,
+        fields={"radius_px": {"type": "number", "minimum": 5}},
+    )
+    noun = "coin" if claim == 1 else "coins"
+    return Program(
+        id=scene_id,
+        prompt=f"{count_word(claim).capitalize()} {noun} {where}.",
+        tags={"scene": "coins", "difficulty": difficulty, "axis": "quantity"},
+        gates=[gate("g1", "Is there at least one coin?", spec, "count(elements) >= 1")],
+        hard=[
+            hard(
+                "h1",
+                f"Are there exactly {count_word(claim)} {noun}?",
+                f"count(elements) == {claim}",
+                uses="g1",
+            )
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Coins on a cloth; the program asks for an exact count (some claims are false)."""
     cloth = str(rng.choice(list(CLOTHS)))
@@ -127,29 +154,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     img = fx.degrade(img, difficulty, rng)
     n = len(coins)
     claim = n if rng.random() < 0.65 else wrong_int(rng, n, 1, 12, 1)
-    spec = GroundSpec(
-        helper="boxes",
-        target="each coin",
-        proposer="opencv.contours",
-        budget=2,
-        min_count=1,
-        fields={"radius_px": {"type": "number", "minimum": 5}},
-    )
-    noun = "coin" if claim == 1 else "coins"
-    program = Program(
-        id=scene_id,
-        prompt=f"{count_word(claim).capitalize()} {noun} on a {cloth} cloth.",
-        tags={"scene": "coins", "difficulty": difficulty, "axis": "quantity"},
-        gates=[gate("g1", "Is there at least one coin?", spec, "count(elements) >= 1")],
-        hard=[
-            hard(
-                "h1",
-                f"Are there exactly {count_word(claim)} {noun}?",
-                f"count(elements) == {claim}",
-                uses="g1",
-            )
-        ],
-    )
+    program = program_for(scene_id, difficulty, f"on a {cloth} cloth", claim)
     objects = [
         {
             "xyxy_px": [

@@ -32,6 +32,35 @@ def bearing_check(letter_bearing: float, half_sector: float) -> str:
     )
 
 
+def program_for(scene_id: str, difficulty: str, letters: list[str], asked: int) -> Program:
+    """Does the needle point at a letter (in-style ``compass``)."""
+    step = 360.0 / len(letters)
+    spec = GroundSpec(
+        helper="line",
+        target="the needle, from its tail to its tip",
+        proposer="opencv.lines",
+        budget=2,
+        min_count=1,
+        max_count=1,
+        fields={"bearing_deg": {"type": "number", "minimum": 0, "maximum": 360}},
+    )
+    letter = letters[asked]
+    return Program(
+        id=scene_id,
+        prompt=f"A compass with the letters {', '.join(letters)} whose needle points at {letter}.",
+        tags={"scene": "compass", "difficulty": difficulty, "axis": "spatial"},
+        gates=[gate("g1", "Does the compass have a needle?", spec, "count(elements) == 1")],
+        hard=[
+            hard(
+                "h1",
+                f"Does the needle point at {letter}?",
+                bearing_check(asked * step, step / 2),
+                uses="g1",
+            )
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Compass; the program asks whether the needle points at a given letter."""
     w, h = fx.SIZE_WH
@@ -113,33 +142,8 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
         cx, cy = (float(v) for v in fx.move_points([[cx, cy]], matrix)[0])
     img = fx.degrade(img, difficulty, rng)
 
-    spec = GroundSpec(
-        helper="line",
-        target="the needle, from its tail to its tip",
-        proposer="opencv.lines",
-        budget=2,
-        min_count=1,
-        max_count=1,
-        fields={"bearing_deg": {"type": "number", "minimum": 0, "maximum": 360}},
-    )
-    half_sector = step / 2
     asked = int(rng.integers(0, len(letters))) if rng.random() < 0.4 else target
-    asked_letter = letters[asked]
-    program = Program(
-        id=scene_id,
-        prompt=f"A compass with the letters {', '.join(letters)} whose needle points at "
-        f"{asked_letter}.",
-        tags={"scene": "compass", "difficulty": difficulty, "axis": "spatial"},
-        gates=[gate("g1", "Does the compass have a needle?", spec, "count(elements) == 1")],
-        hard=[
-            hard(
-                "h1",
-                f"Does the needle point at {asked_letter}?",
-                bearing_check(asked * step, half_sector),
-                uses="g1",
-            )
-        ],
-    )
+    program = program_for(scene_id, difficulty, list(letters), asked)
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(asked == target)}
     truth = {
         "letters": list(letters),

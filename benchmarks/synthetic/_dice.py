@@ -161,6 +161,36 @@ def ground_spec() -> GroundSpec:
     )
 
 
+def program_for(
+    scene_id: str, difficulty: str, where: str, claim_n: int, claim_sum: int
+) -> Program:
+    """Count and pip-sum claims about dice (in-style ``dice``)."""
+    spec = ground_spec()
+    noun = "die" if claim_n == 1 else "dice"
+    return Program(
+        id=scene_id,
+        prompt=f"{count_word(claim_n).capitalize()} {noun} {where} whose pips add up to "
+        f"{claim_sum}.",
+        tags={"scene": "dice", "difficulty": difficulty, "axis": "quantity"},
+        gates=[gate("g1", "Is there at least one die?", spec, "count(elements) >= 1")],
+        hard=[
+            hard(
+                "h1",
+                f"Are there exactly {count_word(claim_n)} {noun}?",
+                f"count(elements) == {claim_n}",
+                uses="g1",
+            ),
+            hard(
+                "h2",
+                f"Do the pips add up to {claim_sum}?",
+                f"sum(e.pips for e in elements) == {claim_sum}",
+                uses="g1",
+                weight=2.0,
+            ),
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Dice on a table; programs ask for the count and the pip sum (some claims are false)."""
     table_name = str(rng.choice(list(TABLES)))
@@ -190,30 +220,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     total = sum(d["pips"] for d in dice)
     claim_n = n if rng.random() < 0.65 else wrong_int(rng, n, 1, 8, 1)
     claim_sum = total if rng.random() < 0.65 else wrong_int(rng, total, 1, 48, 3)
-    spec = ground_spec()
-    noun = "die" if claim_n == 1 else "dice"
-    program = Program(
-        id=scene_id,
-        prompt=f"{count_word(claim_n).capitalize()} {noun} on a {table_name} table "
-        f"whose pips add up to {claim_sum}.",
-        tags={"scene": "dice", "difficulty": difficulty, "axis": "quantity"},
-        gates=[gate("g1", "Is there at least one die?", spec, "count(elements) >= 1")],
-        hard=[
-            hard(
-                "h1",
-                f"Are there exactly {count_word(claim_n)} {noun}?",
-                f"count(elements) == {claim_n}",
-                uses="g1",
-            ),
-            hard(
-                "h2",
-                f"Do the pips add up to {claim_sum}?",
-                f"sum(e.pips for e in elements) == {claim_sum}",
-                uses="g1",
-                weight=2.0,
-            ),
-        ],
-    )
+    program = program_for(scene_id, difficulty, f"on a {table_name} table", claim_n, claim_sum)
     answers = {
         f"{scene_id}/g1": verdict(n >= 1),
         f"{scene_id}/h1": verdict(n == claim_n),

@@ -25,23 +25,17 @@ from groundeval.benchmarks.synthetic._common import (
 from groundeval.programs import NamedCheck, Program
 
 
-def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
-    """Dice; the program asks for the product of the pips and for their left-to-right order."""
-    base = _dice.make(scene_id, difficulty, seed, rng)
-    dice = base.truth["dice"]
-    pips = [int(d["pips"]) for d in dice]
-    product = math.prod(pips)
-    claim = product if rng.random() < 0.6 else wrong_int(rng, product, 1, 6 ** len(pips), 4)
-    by_x = [d["pips"] for d in sorted(dice, key=lambda d: d["xyxy_px"][0] + d["xyxy_px"][2])]
-    rising = all(b > a for a, b in itertools.pairwise(by_x))
-    spec = _dice.ground_spec()
-    noun = "die" if len(pips) == 1 else "dice"
-    program = Program(
+def program_for(scene_id: str, difficulty: str, n: int, claim: int) -> Program:
+    """Product and left-to-right order of the pips (in-style ``dice_math``)."""
+    noun = "die" if n == 1 else "dice"
+    return Program(
         id=scene_id,
-        prompt=f"{count_word(len(pips)).capitalize()} {noun} whose pips multiply to {claim}, "
+        prompt=f"{count_word(n).capitalize()} {noun} whose pips multiply to {claim}, "
         "laid out so the pip counts rise from left to right.",
         tags={"scene": "dice_math", "difficulty": difficulty, "axis": "latent"},
-        gates=[gate("g1", "Is there at least one die?", spec, "count(elements) >= 1")],
+        gates=[
+            gate("g1", "Is there at least one die?", _dice.ground_spec(), "count(elements) >= 1")
+        ],
         hard=[
             hard(
                 "h1",
@@ -62,6 +56,18 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
             ),
         ],
     )
+
+
+def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
+    """Dice; the program asks for the product of the pips and for their left-to-right order."""
+    base = _dice.make(scene_id, difficulty, seed, rng)
+    dice = base.truth["dice"]
+    pips = [int(d["pips"]) for d in dice]
+    product = math.prod(pips)
+    claim = product if rng.random() < 0.6 else wrong_int(rng, product, 1, 6 ** len(pips), 4)
+    by_x = [d["pips"] for d in sorted(dice, key=lambda d: d["xyxy_px"][0] + d["xyxy_px"][2])]
+    rising = all(b > a for a, b in itertools.pairwise(by_x))
+    program = program_for(scene_id, difficulty, len(pips), claim)
     answers = {
         f"{scene_id}/g1": "pass",
         f"{scene_id}/h1": verdict(claim == product),

@@ -170,6 +170,55 @@ def _place(
     return placed
 
 
+def program_for(scene_id: str, difficulty: str, shapes: list[tuple[str, str]]) -> Program:
+    """Is every reflection mirrored (in-style ``reflection``): ``shapes`` are (colour, shape)."""
+    n = len(shapes)
+    ranges = [WATER_RANGE] + [{"label": colour, **COLOURS[colour][1]} for colour, _ in shapes]
+    spec = GroundSpec(
+        helper="boundary",
+        target="the water, and each shape and its reflection",
+        proposer="opencv.color_region",
+        params={"ranges": ranges, "max_regions": 2},
+        budget=2,
+        min_count=2 * n + 1,
+    )
+    listed = [f"{_article(colour)} {colour} {shape}" for colour, shape in shapes]
+    named = ", ".join(listed[:-1]) + f" and {listed[-1]}"
+    return Program(
+        id=scene_id,
+        prompt=f"{named[0].upper()}{named[1:]} float above a still lake, each one mirrored "
+        "in the water.",
+        tags={"scene": "reflection", "difficulty": difficulty, "axis": "physics"},
+        gates=[
+            gate(
+                "g1",
+                "Are there shapes above the water with reflections?",
+                spec,
+                "count(elements) >= 3",
+            )
+        ],
+        hard=[
+            hard(
+                "h1",
+                "Is every reflection the mirror image of its shape about the water line "
+                "(flipped, the same size, straight below it)?",
+                NamedCheck(
+                    name="mirrored",
+                    args={"axis_label": "water", "tolerance_px": TOLERANCE_PX},
+                ),
+                uses="g1",
+                weight=2.0,
+            ),
+            hard(
+                "h2",
+                f"Are there {count_word(n)} shapes, each with one reflection?",
+                f"count(elements) == {2 * n + 1}",
+                uses="g1",
+            ),
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Shapes over a lake with their reflections; the program asks whether each is mirrored."""
     axis_y = int(rng.integers(215, 265))
@@ -192,49 +241,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     if difficulty == "hard":
         _birds(img, rng, axis_y)
     img = fx.degrade(img, difficulty, rng)
-    ranges = [WATER_RANGE] + [{"label": p["colour"], **COLOURS[p["colour"]][1]} for p in placed]
-    spec = GroundSpec(
-        helper="boundary",
-        target="the water, and each shape and its reflection",
-        proposer="opencv.color_region",
-        params={"ranges": ranges, "max_regions": 2},
-        budget=2,
-        min_count=2 * n + 1,
-    )
-    listed = [f"{_article(p['colour'])} {p['colour']} {p['shape']}" for p in placed]
-    named = ", ".join(listed[:-1]) + f" and {listed[-1]}"
-    program = Program(
-        id=scene_id,
-        prompt=f"{named[0].upper()}{named[1:]} float above a still lake, each one mirrored "
-        "in the water.",
-        tags={"scene": "reflection", "difficulty": difficulty, "axis": "physics"},
-        gates=[
-            gate(
-                "g1",
-                "Are there shapes above the water with reflections?",
-                spec,
-                "count(elements) >= 3",
-            )
-        ],
-        hard=[
-            hard(
-                "h1",
-                "Is every reflection the mirror image of its shape about the water line "
-                "(flipped, the same size, straight below it)?",
-                NamedCheck(
-                    name="mirrored", args={"axis_label": "water", "tolerance_px": TOLERANCE_PX}
-                ),
-                uses="g1",
-                weight=2.0,
-            ),
-            hard(
-                "h2",
-                f"Are there {count_word(n)} shapes, each with one reflection?",
-                f"count(elements) == {2 * n + 1}",
-                uses="g1",
-            ),
-        ],
-    )
+    program = program_for(scene_id, difficulty, [(p["colour"], p["shape"]) for p in placed])
     answers = {
         f"{scene_id}/g1": "pass",
         f"{scene_id}/h1": verdict(mirrored),

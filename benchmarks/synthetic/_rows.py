@@ -8,6 +8,8 @@ are found with ``opencv.contours`` and judged by the ``consistent`` check.
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 
@@ -34,6 +36,42 @@ def _radii(rng: np.random.Generator, n: int, mode: str, broken: bool) -> list[fl
     return radii
 
 
+def program_for(scene_id: str, difficulty: str, n: int, mode: str) -> Program:
+    """All the same size, or growing left to right (in-style ``rows``)."""
+    spec = GroundSpec(
+        helper="boxes",
+        target="each disc in the row",
+        proposer="opencv.contours",
+        params={"min_area_px": 150.0},
+        budget=2,
+        min_count=2,
+    )
+    args: dict[str, Any]
+    if mode == "same":
+        claim = f"{count_word(n)} discs in a row, all exactly the same size"
+        ask = "Are all discs the same size?"
+        args = {
+            "field": "radius_px",
+            "mode": "same",
+            "tolerance": SAME_TOLERANCE,
+            "relative": True,
+        }
+    else:
+        claim = f"{count_word(n)} discs in a row, each one a little larger than the one on its left"
+        ask = "Does every disc grow from left to right?"
+        args = {"field": "radius_px", "mode": "increasing", "order_by": "x"}
+    return Program(
+        id=scene_id,
+        prompt=claim[0].upper() + claim[1:] + ".",
+        tags={"scene": "rows", "difficulty": difficulty, "axis": "long_range"},
+        gates=[gate("g1", "Is there a row of discs?", spec, "count(elements) >= 2")],
+        hard=[
+            hard("h1", ask, NamedCheck(name="consistent", args=args), uses="g1", weight=2.0),
+            hard("h2", f"Are there {count_word(n)} discs?", f"count(elements) == {n}", uses="g1"),
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """A row of 8-11 discs; the program asks for one shared size or a steady growth."""
     w, h = fx.SIZE_WH
@@ -58,43 +96,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
             p = (int(rng.integers(0, w)), int(rng.choice([int(rng.integers(0, 80)), h - 40])))
             cv2.line(img, p, (p[0] + 60, p[1] + 10), (90, 90, 90), 2, cv2.LINE_AA)
     img = fx.degrade(img, difficulty, rng)
-    spec = GroundSpec(
-        helper="boxes",
-        target="each disc in the row",
-        proposer="opencv.contours",
-        params={"min_area_px": 150.0},
-        budget=2,
-        min_count=2,
-    )
-    if mode == "same":
-        claim = f"{count_word(n)} discs in a row, all exactly the same size"
-        ask = "Are all discs the same size?"
-        args = {"field": "radius_px", "mode": "same", "tolerance": SAME_TOLERANCE, "relative": True}
-    else:
-        claim = f"{count_word(n)} discs in a row, each one a little larger than the one on its left"
-        ask = "Does every disc grow from left to right?"
-        args = {"field": "radius_px", "mode": "increasing", "order_by": "x"}
-    program = Program(
-        id=scene_id,
-        prompt=claim[0].upper() + claim[1:] + ".",
-        tags={"scene": "rows", "difficulty": difficulty, "axis": "long_range"},
-        gates=[gate("g1", "Is there a row of discs?", spec, "count(elements) >= 2")],
-        hard=[
-            hard(
-                "h1",
-                ask,
-                NamedCheck(name="consistent", args=args),
-                uses="g1",
-                weight=2.0,
-            ),
-            hard(
-                "h2",
-                f"Are there {count_word(n)} discs?",
-                f"count(elements) == {n}",
-                uses="g1",
-            ),
-        ],
-    )
+    program = program_for(scene_id, difficulty, n, mode)
     answers = {
         f"{scene_id}/g1": "pass",
         f"{scene_id}/h1": verdict(not broken),

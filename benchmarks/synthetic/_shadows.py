@@ -84,6 +84,36 @@ def _shadow_polygon(
     )
 
 
+def program_for(scene_id: str, difficulty: str, n: int) -> Program:
+    """One light source, and the shadow count (in-style ``shadows``)."""
+    spec = GroundSpec(
+        helper="boundary",
+        target="each pillar's shadow",
+        proposer="opencv.color_region",
+        params={"ranges": [SHADOW_RANGE], "max_regions": 8, "min_area_px": 400.0},
+        budget=2,
+        min_count=2,
+    )
+    return Program(
+        id=scene_id,
+        prompt=f"Seen from above, {count_word(n)} pillars around a single lamp at "
+        "night, each casting a shadow.",
+        tags={"scene": "shadows", "difficulty": difficulty, "axis": "physics"},
+        gates=[gate("g1", "Do the pillars cast shadows?", spec, "count(elements) >= 2")],
+        hard=[
+            hard(
+                "h1",
+                "Do the shadows agree with a single light source (extended, they meet "
+                "in one point)?",
+                NamedCheck(name="lines_concurrent", args={"tolerance_px": TOLERANCE_PX}),
+                uses="g1",
+                weight=2.0,
+            ),
+            hard("h2", f"Are there {count_word(n)} shadows?", f"count(elements) == {n}", uses="g1"),
+        ],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Pillars and their shadows; the program asks whether one light source casts them all."""
     w, h = fx.SIZE_WH
@@ -121,37 +151,7 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
             q = (int(rng.integers(0, w)), int(rng.integers(0, h)))
             cv2.circle(img, q, int(rng.integers(4, 9)), fx.random_colour(rng), -1, cv2.LINE_AA)
     img = fx.degrade(img, difficulty, rng)
-    spec = GroundSpec(
-        helper="boundary",
-        target="each pillar's shadow",
-        proposer="opencv.color_region",
-        params={"ranges": [SHADOW_RANGE], "max_regions": 8, "min_area_px": 400.0},
-        budget=2,
-        min_count=2,
-    )
-    program = Program(
-        id=scene_id,
-        prompt=f"Seen from above, {count_word(len(pillars))} pillars around a single lamp at "
-        "night, each casting a shadow.",
-        tags={"scene": "shadows", "difficulty": difficulty, "axis": "physics"},
-        gates=[gate("g1", "Do the pillars cast shadows?", spec, "count(elements) >= 2")],
-        hard=[
-            hard(
-                "h1",
-                "Do the shadows agree with a single light source (extended, they meet "
-                "in one point)?",
-                NamedCheck(name="lines_concurrent", args={"tolerance_px": TOLERANCE_PX}),
-                uses="g1",
-                weight=2.0,
-            ),
-            hard(
-                "h2",
-                f"Are there {count_word(len(pillars))} shadows?",
-                f"count(elements) == {len(pillars)}",
-                uses="g1",
-            ),
-        ],
-    )
+    program = program_for(scene_id, difficulty, len(pillars))
     answers = {
         f"{scene_id}/g1": "pass",
         f"{scene_id}/h1": verdict(consistent),

@@ -56,6 +56,41 @@ def _birds(img: np.ndarray, rng: np.random.Generator, horizon: int) -> None:
         )
 
 
+def program_for(
+    scene_id: str, difficulty: str, sun_name: str, ground_name: str, claim_touch: bool
+) -> Program:
+    """Does the sun touch the horizon (in-style ``sun``)."""
+    spec = GroundSpec(
+        helper="boundary",
+        target="the sun and the ground below the horizon",
+        proposer="opencv.color_region",
+        budget=2,
+        min_count=2,
+        max_count=2,
+        params={"ranges": [SUN_RANGE, GROUND_RANGE]},
+        fields={"label": {"type": "string", "enum": ["sun", "ground"]}},
+    )
+    tol = TOUCH_TOLERANCE_PX
+    op = ">=" if claim_touch else "<"
+    check = (
+        f"any(s.label == 'sun' and g.label == 'ground' and s.y2 {op} g.y1 - {tol}"
+        " for s in elements for g in elements)"
+    )
+    where = "touching the horizon" if claim_touch else "clear above the horizon"
+    article = "An" if sun_name[0] in "aeiou" else "A"
+    return Program(
+        id=scene_id,
+        prompt=f"{article} {sun_name} sun {where} over a {ground_name}.",
+        tags={"scene": "sun", "difficulty": difficulty, "axis": "spatial"},
+        gates=[
+            gate(
+                "g1", "Is there a sun in the sky?", spec, "any(e.label == 'sun' for e in elements)"
+            )
+        ],
+        hard=[hard("h1", f"Is the sun {where}?", check, uses="g1")],
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Sky, sun, ground; the program asks whether the sun touches the horizon."""
     w, h = fx.SIZE_WH
@@ -94,38 +129,8 @@ def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) ->
     img = fx.degrade(img, difficulty, rng)
     bottom = min(cy + r, float(horizon))
     gap = float(horizon) - (cy + r)
-    spec = GroundSpec(
-        helper="boundary",
-        target="the sun and the ground below the horizon",
-        proposer="opencv.color_region",
-        budget=2,
-        min_count=2,
-        max_count=2,
-        params={"ranges": [SUN_RANGE, GROUND_RANGE]},
-        fields={"label": {"type": "string", "enum": ["sun", "ground"]}},
-    )
     claim_touch = touching if rng.random() < 0.6 else not touching
-    touch = (
-        f"any(s.label == 'sun' and g.label == 'ground' and s.y2 >= g.y1 - {TOUCH_TOLERANCE_PX}"
-        " for s in elements for g in elements)"
-    )
-    apart = (
-        f"any(s.label == 'sun' and g.label == 'ground' and s.y2 < g.y1 - {TOUCH_TOLERANCE_PX}"
-        " for s in elements for g in elements)"
-    )
-    where = "touching the horizon" if claim_touch else "clear above the horizon"
-    article = "An" if sun_name[0] in "aeiou" else "A"
-    program = Program(
-        id=scene_id,
-        prompt=f"{article} {sun_name} sun {where} over a {ground_name}.",
-        tags={"scene": "sun", "difficulty": difficulty, "axis": "spatial"},
-        gates=[
-            gate(
-                "g1", "Is there a sun in the sky?", spec, "any(e.label == 'sun' for e in elements)"
-            )
-        ],
-        hard=[hard("h1", f"Is the sun {where}?", touch if claim_touch else apart, uses="g1")],
-    )
+    program = program_for(scene_id, difficulty, sun_name, ground_name, claim_touch)
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(claim_touch == touching)}
     truth = {
         "sun": {
