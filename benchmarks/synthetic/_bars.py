@@ -50,7 +50,7 @@ def program_for(
     tol: float,
     claims: list[tuple[str, int]],
 ) -> Program:
-    """Is bar Qk labelled v (in-style ``bars``): ``claims`` are (label, claimed value)."""
+    """Is bar Qk labelled v: ``claims`` are (label, claimed value)."""
     # The prompt names n bars, so at least a title, n labels and n values must be read:
     # a line OCR misses is then "missing" (retry at 2x, else withheld), not a silent fail.
     spec = GroundSpec(

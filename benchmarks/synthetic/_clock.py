@@ -214,18 +214,60 @@ def _wrong_time(rng: np.random.Generator, true: int) -> int:
     return (true + 180) % 720 if readable((true + 180) % 720) else (true + 240) % 720
 
 
+def clock_program(scene_id: str, difficulty: str, claim: int) -> Program:
+    """Do the hands show a time."""
+    text = text_of(claim)
+    return _program(
+        scene_id,
+        f"An analogue wall clock showing {text}.",
+        "symbolic",
+        difficulty,
+        [time_question("h1", f"Do the hands show {text}?", text)],
+    )
+
+
+def world_program(
+    scene_id: str, difficulty: str, event: str, fact_time: str, rationale: str
+) -> Program:
+    """The time of a historical event."""
+    return _program(
+        scene_id,
+        f"A station clock showing the moment {event}.",
+        "world",
+        difficulty,
+        [time_question("h1", f"Does the clock show the time {event}?", fact_time)],
+        instructions=RATIONALE_HEADER + rationale,
+        judge_gate="Is the clock placed where the event happened (on a ship, at a station or "
+        "in a control room)?",
+    )
+
+
+def counterfactual_program(scene_id: str, difficulty: str, base: int, shift: int) -> Program:
+    """A meeting moved by ``shift`` minutes."""
+    target = (base + shift) % 720
+    word = "earlier" if shift < 0 else "later"
+    rationale = (
+        f"Moved {abs(shift)} minutes {word}, a {text_of(base)} start becomes "
+        f"{text_of(target)}; a clock at {text_of(base)} ignores the premise."
+    )
+    return _program(
+        scene_id,
+        f"If the meeting that starts at {text_of(base)} had been moved {abs(shift)} "
+        f"minutes {word}, a clock on the meeting-room wall at its new start time.",
+        "counterfactual",
+        difficulty,
+        [time_question("h1", "Does the clock show the new start time?", text_of(target))],
+        instructions=RATIONALE_HEADER + rationale,
+        judge_gate="Is the clock on the wall of a meeting room?",
+    )
+
+
 def make(scene_id: str, difficulty: str, seed: int, rng: np.random.Generator) -> Scene:
     """Symbolic: "a clock showing H:MM"; some images show another time."""
     shown = _random_time(rng)
     claim = shown if rng.random() < 0.6 else _wrong_time(rng, shown)
     img, geometry = draw_clock(rng, difficulty, shown)
-    program = _program(
-        scene_id,
-        f"An analogue wall clock showing {text_of(claim)}.",
-        "symbolic",
-        difficulty,
-        [time_question("h1", f"Do the hands show {text_of(claim)}?", text_of(claim))],
-    )
+    program = clock_program(scene_id, difficulty, claim)
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(claim == shown)}
     return Scene(
         scene_id, "clock", difficulty, seed, img, {**geometry, "answers": answers}, [program]
@@ -238,16 +280,7 @@ def make_world(scene_id: str, difficulty: str, seed: int, rng: np.random.Generat
     truth_t = parse(fact_time)
     shown = truth_t if rng.random() < 0.6 else _wrong_time(rng, truth_t)
     img, geometry = draw_clock(rng, difficulty, shown)
-    program = _program(
-        scene_id,
-        f"A station clock showing the moment {event}.",
-        "world",
-        difficulty,
-        [time_question("h1", f"Does the clock show the time {event}?", fact_time)],
-        instructions=RATIONALE_HEADER + rationale,
-        judge_gate="Is the clock placed where the event happened (on a ship, at a station or "
-        "in a control room)?",
-    )
+    program = world_program(scene_id, difficulty, event, fact_time, rationale)
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(shown == truth_t)}
     return Scene(
         scene_id, "clock_world", difficulty, seed, img, {**geometry, "answers": answers}, [program]
@@ -266,21 +299,7 @@ def make_counterfactual(
             break
     shown = target if rng.random() < 0.6 else base
     img, geometry = draw_clock(rng, difficulty, shown)
-    word = "earlier" if shift < 0 else "later"
-    rationale = (
-        f"Moved {abs(shift)} minutes {word}, a {text_of(base)} start becomes {text_of(target)}; "
-        f"a clock at {text_of(base)} ignores the premise."
-    )
-    program = _program(
-        scene_id,
-        f"If the meeting that starts at {text_of(base)} had been moved {abs(shift)} minutes "
-        f"{word}, a clock on the meeting-room wall at its new start time.",
-        "counterfactual",
-        difficulty,
-        [time_question("h1", "Does the clock show the new start time?", text_of(target))],
-        instructions=RATIONALE_HEADER + rationale,
-        judge_gate="Is the clock on the wall of a meeting room?",
-    )
+    program = counterfactual_program(scene_id, difficulty, base, shift)
     answers = {f"{scene_id}/g1": "pass", f"{scene_id}/h1": verdict(shown == target)}
     return Scene(
         scene_id,

@@ -106,7 +106,7 @@ def _occlude(img: np.ndarray, rng: np.random.Generator, c: dict[str, Any]) -> di
 
 
 def program_for(scene_id: str, difficulty: str, where: str, claim: int) -> Program:
-    """An exact coin count (in-style ``coins``)."""
+    """An exact coin count."""
     spec = GroundSpec(
         helper="boxes",
         target="each coin",

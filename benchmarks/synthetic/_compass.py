@@ -33,7 +33,7 @@ def bearing_check(letter_bearing: float, half_sector: float) -> str:
 
 
 def program_for(scene_id: str, difficulty: str, letters: list[str], asked: int) -> Program:
-    """Does the needle point at a letter (in-style ``compass``)."""
+    """Does the needle point at a letter."""
     step = 360.0 / len(letters)
     spec = GroundSpec(
         helper="line",

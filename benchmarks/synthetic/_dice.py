@@ -164,7 +164,7 @@ def ground_spec() -> GroundSpec:
 def program_for(
     scene_id: str, difficulty: str, where: str, claim_n: int, claim_sum: int
 ) -> Program:
-    """Count and pip-sum claims about dice (in-style ``dice``)."""
+    """Count and pip-sum claims about dice."""
     spec = ground_spec()
     noun = "die" if claim_n == 1 else "dice"
     return Program(

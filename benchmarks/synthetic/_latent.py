@@ -26,7 +26,7 @@ from groundeval.programs import NamedCheck, Program
 
 
 def program_for(scene_id: str, difficulty: str, n: int, claim: int) -> Program:
-    """Product and left-to-right order of the pips (in-style ``dice_math``)."""
+    """Product and left-to-right order of the pips."""
     noun = "die" if n == 1 else "dice"
     return Program(
         id=scene_id,

@@ -171,7 +171,7 @@ def _place(
 
 
 def program_for(scene_id: str, difficulty: str, shapes: list[tuple[str, str]]) -> Program:
-    """Is every reflection mirrored (in-style ``reflection``): ``shapes`` are (colour, shape)."""
+    """Is every reflection mirrored: ``shapes`` are (colour, shape)."""
     n = len(shapes)
     ranges = [WATER_RANGE] + [{"label": colour, **COLOURS[colour][1]} for colour, _ in shapes]
     spec = GroundSpec(

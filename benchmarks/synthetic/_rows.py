@@ -37,7 +37,7 @@ def _radii(rng: np.random.Generator, n: int, mode: str, broken: bool) -> list[fl
 
 
 def program_for(scene_id: str, difficulty: str, n: int, mode: str) -> Program:
-    """All the same size, or growing left to right (in-style ``rows``)."""
+    """All the same size, or growing left to right."""
     spec = GroundSpec(
         helper="boxes",
         target="each disc in the row",

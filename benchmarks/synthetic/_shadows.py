@@ -85,7 +85,7 @@ def _shadow_polygon(
 
 
 def program_for(scene_id: str, difficulty: str, n: int) -> Program:
-    """One light source, and the shadow count (in-style ``shadows``)."""
+    """One light source, and the shadow count."""
     spec = GroundSpec(
         helper="boundary",
         target="each pillar's shadow",

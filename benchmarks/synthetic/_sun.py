@@ -59,7 +59,7 @@ def _birds(img: np.ndarray, rng: np.random.Generator, horizon: int) -> None:
 def program_for(
     scene_id: str, difficulty: str, sun_name: str, ground_name: str, claim_touch: bool
 ) -> Program:
-    """Does the sun touch the horizon (in-style ``sun``)."""
+    """Does the sun touch the horizon."""
     spec = GroundSpec(
         helper="boundary",
         target="the sun and the ground below the horizon",
