@@ -20,7 +20,7 @@ from shapely.geometry import Polygon
 from typer.testing import CliRunner
 
 from groundeval.benchmarks import synthetic as in_style
-from groundeval.benchmarks.synthetic import _clock, _shadows, _sun, heldout
+from groundeval.benchmarks.synthetic import _clock, _reflection, _shadows, _sun, heldout
 from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.benchmarks.synthetic.heldout import _programs as prog
 from groundeval.grounding._loop import run_grounding
@@ -46,7 +46,7 @@ def scene_of(kind: str, seed: int) -> Scene:
 def test_kinds_are_the_in_style_kinds():
     assert list(heldout.SCENES) == list(in_style.SCENES)
     assert set(heldout.AXIS_SCENES) <= set(in_style.AXIS_SCENES)
-    assert {"clock", "shadows", "rows", "dice_math"} <= set(heldout.AXIS_SCENES)
+    assert {"clock", "shadows", "rows", "dice_math", "reflection"} <= set(heldout.AXIS_SCENES)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -66,8 +66,11 @@ def test_seeds_differ_and_sizes_vary():
 
 def test_code_is_independent_of_renderers_and_proposers():
     # only the in-style modules that hold program builders, constants and truth helpers
-    allowed = {"_common", "_clock", "_compass", "_dice", "_rows", "_shadows", "_sun"}
-    banned = {"_effects", "_bars", "_coins", "_latent", "outstyle", "proposers", "models"}
+    allowed = {
+        *("_common", "_clock", "_compass", "_dice", "_reflection", "_rows", "_shadows", "_sun"),
+        *("_bars", "_coins", "_latent"),  # for their program builders (``_programs.py``)
+    }
+    banned = {"_effects", "outstyle", "proposers", "models"}
     for path in PACKAGE.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
@@ -197,6 +200,74 @@ def test_colour_found_regions_keep_to_the_programs_colour_ranges(seed: int):
     assert _in_range(hsv, _shadows.SHADOW_RANGE).mean() < 0.2
 
 
+def _in_colour_range(hsv: np.ndarray, r: dict[str, Any]) -> np.ndarray:
+    """Like ``_in_range``, with red's hue range wrapping past 179."""
+    lo, hi = np.array(r["hsv_lower"]), np.array(r["hsv_upper"])
+    hue = hsv[..., 0]
+    hue_ok = (hue >= lo[0]) & (hue <= hi[0]) if lo[0] <= hi[0] else (hue >= lo[0]) | (hue <= hi[0])
+    rest = np.all((hsv[..., 1:] >= lo[1:]) & (hsv[..., 1:] <= hi[1:]), axis=-1)
+    return np.asarray(hue_ok & rest)
+
+
+def _polygon_mask(shape: tuple[int, ...], pts: list[list[float]], grow: int) -> np.ndarray:
+    """A polygon's pixels, eroded (``grow`` < 0) or dilated (``grow`` > 0) by that many px."""
+    m = np.zeros(shape[:2], np.uint8)
+    cv2.fillPoly(m, [np.round(np.array(pts)).astype(np.int32)], 1)
+    k = np.ones((2 * abs(grow) + 1, 2 * abs(grow) + 1), np.uint8)
+    return (cv2.dilate(m, k) if grow > 0 else cv2.erode(m, k)).astype(bool)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reflection_colours_keep_to_the_programs_colour_ranges(seed: int):
+    # water, shapes and (darker, bluer, rippled) reflections inside their ranges; the sky
+    # and hills inside none
+    s = scene_of("reflection", seed)
+    hsv = cv2.cvtColor(s.image_bgr, cv2.COLOR_BGR2HSV).astype(int)
+    hy = s.truth["water_line_y_px"]
+    near = np.zeros(hsv.shape[:2], bool)
+    for p in s.truth["shapes"]:
+        colour_range = _reflection.COLOURS[p["colour"]][1]
+        for key, grow in (("object_px", -3), ("reflection_px", -5)):
+            inner = _polygon_mask(hsv.shape, p[key], grow)
+            assert inner.sum() > 200, (p, key)
+            assert _in_colour_range(hsv[inner], colour_range).mean() > 0.95, (p["colour"], key)
+            near |= _polygon_mask(hsv.shape, p[key], 6)
+        shape_v = hsv[_polygon_mask(hsv.shape, p["object_px"], -3)][:, 2].mean()
+        refl_v = hsv[_polygon_mask(hsv.shape, p["reflection_px"], -5)][:, 2].mean()
+        assert refl_v < 0.85 * shape_v  # the reflection is darker
+    water = np.zeros_like(near)
+    water[hy + 3 :] = True
+    assert _in_colour_range(hsv[water & ~near], _reflection.WATER_RANGE).mean() > 0.97
+    above = np.zeros_like(near)
+    above[: hy - 3] = True
+    ranges = [_reflection.WATER_RANGE, *(r for _, r in _reflection.COLOURS.values())]
+    stray = np.zeros(hsv.shape[:2], bool)
+    for r in ranges:
+        stray |= _in_colour_range(hsv, r)
+    assert stray[above & ~near].mean() < 0.005
+
+
+def test_reflection_faults_are_clear_and_right_ones_exact():
+    seeds = range(heldout.REPORT_SEED0, heldout.REPORT_SEED0 + 16)
+    faults = []
+    for seed in seeds:
+        t = scene_of("reflection", seed).truth
+        hy = t["water_line_y_px"]
+        for p in t["shapes"]:
+            obj, refl = np.array(p["object_px"]), np.array(p["reflection_px"])
+            mirror = np.column_stack([obj[:, 0], 2 * hy - obj[:, 1]])
+            miss = Polygon(mirror).hausdorff_distance(Polygon(refl))
+            assert obj[:, 1].max() < hy  # shapes float above the water
+            if p["fault"] is None:
+                assert miss < 0.05
+            else:
+                assert miss >= 25 and p["fault"] in {"shifted", "sunk", "resized", "unflipped"}
+                faults.append(p["fault"])
+        assert t["mirrored"] == (not any(p["fault"] for p in t["shapes"]))
+    assert 4 <= len(faults) <= 12, faults  # about half the images are wrong
+    assert len(set(faults)) >= 3, faults
+
+
 _TRUTH: dict[str, list[Element]] = {}
 
 
@@ -247,6 +318,12 @@ def truth_elements(scene: Scene) -> list[Element]:
         for p in t["pillars"]:
             pts = _quad(p["center_px"], p["shadow_tip_px"], 1.4 * p["radius_px"])
             add("polygon", {}, points_px=pts)
+    elif scene.scene == "reflection":
+        hy = t["water_line_y_px"]
+        add("polygon", {"label": "water"}, points_px=[[0, hy], [w, hy], [w, h], [0, h]])
+        for p in t["shapes"]:
+            for key in ("object_px", "reflection_px"):
+                add("polygon", {"label": p["colour"]}, points_px=p[key])
     else:
         x1, y1, x2, y2 = t["sun"]["xyxy_px"]
         hy = t["horizon_y_px"]
@@ -326,6 +403,8 @@ def _rebuilt(s: Scene) -> Program:
         return prog.shadows(s.id, s.difficulty, len(t["pillars"]))
     if s.scene == "rows":
         return prog.rows(s.id, s.difficulty, len(t["discs"]), t["mode"])
+    if s.scene == "reflection":
+        return prog.reflection(s.id, s.difficulty, [(q["colour"], q["shape"]) for q in t["shapes"]])
     if s.scene == "dice_math":
         return prog.dice_math(s.id, s.difficulty, len(t["dice"]), p.hard[0].check.args["equals"])
     expected = p.hard[0].check.args["expected"]

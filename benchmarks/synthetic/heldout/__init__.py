@@ -10,6 +10,7 @@ rims, lettering, a relief numeral and specular light; charts printed on paper
 photographed at a slight angle; compasses and clocks with several needle and
 hand shapes, numerals and bezels; scikit-image photographs (cropped, turned,
 recoloured, defocused) and procedural wood, marble, cloth and cloud surfaces;
+shaded shapes over a noise-textured lake with darker, bluer, rippled reflections;
 soft cast shadows, vignetting, partial shade, colour casts, Gaussian or motion
 blur, noise and JPEG at quality 40-90. The programs are the in-style kinds'
 programs (same questions, ground specs and checks), so the same graders run.

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic._common import Scene
-from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading
+from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading, _water
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
 SCENES: dict[str, SceneMaker] = {
@@ -29,6 +29,7 @@ AXIS_SCENES: dict[str, SceneMaker] = {
     "shadows": _light.shadows,
     "rows": _counting.rows,
     "dice_math": _counting.dice_math,
+    "reflection": _water.reflection,
 }
 """The capability-axis kinds, named as in the in-style suite's ``AXIS_SCENES``."""
 DIFFICULTY = "heldout"
