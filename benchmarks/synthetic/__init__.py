@@ -11,11 +11,11 @@ from groundeval.benchmarks.synthetic._effects import DIFFICULTIES
 from groundeval.benchmarks.synthetic._suite import (
     AXIS_SCENES,
     SCENES,
-    encode_png,
     generate,
     scene_id,
     write_suite,
 )
+from groundeval.grounding import encode_png
 
 __all__ = [
     "AXIS_SCENES",

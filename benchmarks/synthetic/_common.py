@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from groundeval.grounding import encode_png
 from groundeval.programs import GroundSpec, NamedCheck, Program, Question
 
 NUMBER_WORDS = (
@@ -84,3 +89,39 @@ def wrong_int(rng: np.random.Generator, true: int, low: int, high: int, spread: 
     """An integer near ``true`` but different from it, within [low, high]."""
     options = [v for v in range(true - spread, true + spread + 1) if v != true and low <= v <= high]
     return int(rng.choice(options))
+
+
+def write_scene_files(
+    out: Path, scenes: Iterable[tuple[str, str, int, Scene]], head: dict[str, Any]
+) -> dict[str, Any]:
+    """Write ``<id>.png`` per scene, then ``programs.jsonl``, ``truth.jsonl`` and ``manifest.json``.
+
+    ``scenes`` yields (kind, difficulty, seed, scene); ``head`` opens the manifest and
+    the item list and file names close it. Every style writes this one layout, so
+    ``groundeval run`` and the accuracy scripts read any of them unchanged.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    programs: list[str] = []
+    truths: list[str] = []
+    items: list[dict[str, Any]] = []
+    for kind, level, seed, scene in scenes:
+        png = encode_png(scene.image_bgr)
+        image = f"{scene.id}.png"
+        (out / image).write_bytes(png)
+        programs.extend(p.model_dump_json(exclude_defaults=True) for p in scene.programs)
+        row = {"id": scene.id, "scene": kind, "difficulty": level, "seed": seed, "image": image}
+        truths.append(json.dumps({**row, **scene.truth}, sort_keys=True, default=_json_default))
+        items.append({"id": scene.id, "image": image, "sha256": hashlib.sha256(png).hexdigest()})
+    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
+    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
+    manifest = {**head, "items": items, "programs": "programs.jsonl", "truth": "truth.jsonl"}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to truth.jsonl")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from groundeval.benchmarks.synthetic import (
@@ -23,7 +20,7 @@ from groundeval.benchmarks.synthetic import (
     _shadows,
     _sun,
 )
-from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic._common import Scene, write_scene_files
 from groundeval.benchmarks.synthetic._effects import DIFFICULTIES, check_difficulty
 
 SceneMaker = Callable[[str, str, int, np.random.Generator], Scene]
@@ -67,14 +64,6 @@ def generate(scene: str, difficulty: str, seed: int) -> Scene:
     return makers[scene](scene_id(scene, difficulty, seed), difficulty, seed, rng)
 
 
-def encode_png(image_bgr: np.ndarray) -> bytes:
-    """Lossless PNG bytes of a generated image."""
-    ok, buf = cv2.imencode(".png", image_bgr)
-    if not ok:
-        raise ValueError("could not encode PNG")
-    return bytes(buf.tobytes())
-
-
 def write_suite(
     out_dir: Path | str,
     n_per_scene: int = 10,
@@ -89,61 +78,19 @@ def write_suite(
     """
     if n_per_scene < 1:
         raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     levels = [check_difficulty(d) for d in difficulties]
     names = list(scenes) if scenes is not None else list(SCENES)  # AXIS_SCENES by name
-    programs: list[str] = []
-    truths: list[str] = []
-    items: list[dict[str, Any]] = []
-    for name in names:
-        for level in levels:
-            for s in range(seed, seed + n_per_scene):
-                scene = generate(name, level, s)
-                png = encode_png(scene.image_bgr)
-                (out / f"{scene.id}.png").write_bytes(png)
-                for program in scene.programs:
-                    programs.append(program.model_dump_json(exclude_defaults=True))
-                truths.append(
-                    json.dumps(
-                        {
-                            "id": scene.id,
-                            "scene": name,
-                            "difficulty": level,
-                            "seed": s,
-                            "image": f"{scene.id}.png",
-                            **scene.truth,
-                        },
-                        sort_keys=True,
-                        default=_json_default,
-                    )
-                )
-                items.append(
-                    {
-                        "id": scene.id,
-                        "image": f"{scene.id}.png",
-                        "sha256": hashlib.sha256(png).hexdigest(),
-                    }
-                )
-    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
-    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
-    manifest = {
+    found = (
+        (name, level, s, generate(name, level, s))
+        for name in names
+        for level in levels
+        for s in range(seed, seed + n_per_scene)
+    )
+    head = {
         "suite_version": SUITE_VERSION,
         "scenes": names,
         "difficulties": levels,
         "n_per_scene": n_per_scene,
         "seed": seed,
-        "items": items,
-        "programs": "programs.jsonl",
-        "truth": "truth.jsonl",
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return manifest
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} to truth.jsonl")
+    return write_scene_files(Path(out_dir), found, head)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic._common import Scene, write_scene_files
 from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading, _water
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -72,56 +69,17 @@ def write_suite(
     unknown = [n for n in names if n not in SCENES and n not in AXIS_SCENES]
     if unknown:
         raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    programs: list[str] = []
-    truths: list[str] = []
-    items: list[dict[str, Any]] = []
-    for name in names:
-        for s in range(seed, seed + n_per_scene):
-            scene = generate(name, s)
-            ok, buf = cv2.imencode(".png", scene.image_bgr)
-            if not ok:  # pragma: no cover - OpenCV always encodes a uint8 BGR image
-                raise ValueError(f"{scene.id}: could not encode PNG")
-            png = bytes(buf.tobytes())
-            (out / f"{scene.id}.png").write_bytes(png)
-            programs.extend(p.model_dump_json(exclude_defaults=True) for p in scene.programs)
-            row = {
-                "id": scene.id,
-                "scene": name,
-                "difficulty": DIFFICULTY,
-                "seed": s,
-                "image": f"{scene.id}.png",
-                **scene.truth,
-            }
-            truths.append(json.dumps(row, sort_keys=True, default=_json_default))
-            items.append(
-                {
-                    "id": scene.id,
-                    "image": f"{scene.id}.png",
-                    "sha256": hashlib.sha256(png).hexdigest(),
-                }
-            )
-    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
-    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
-    manifest = {
+    found = (
+        (name, DIFFICULTY, s, generate(name, s))
+        for name in names
+        for s in range(seed, seed + n_per_scene)
+    )
+    head = {
         "style": DIFFICULTY,
         "style_version": STYLE_VERSION,
         "scenes": names,
         "difficulties": [DIFFICULTY],
         "n_per_scene": n_per_scene,
         "seed": seed,
-        "items": items,
-        "programs": "programs.jsonl",
-        "truth": "truth.jsonl",
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return manifest
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} to truth.jsonl")
+    return write_scene_files(Path(out_dir), found, head)

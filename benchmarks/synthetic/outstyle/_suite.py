@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene
+from groundeval.benchmarks.synthetic._common import Scene, write_scene_files
 from groundeval.benchmarks.synthetic.outstyle import _scenes
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -57,38 +54,18 @@ def write_suite(
     """
     if n_per_scene < 1:
         raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     names = list(scenes) if scenes is not None else list(SCENES)
-    programs: list[str] = []
-    truths: list[str] = []
-    items: list[dict[str, Any]] = []
-    for name in names:
-        for s in range(seed, seed + n_per_scene):
-            scene = generate(name, s)
-            ok, buf = cv2.imencode(".png", scene.image_bgr)
-            if not ok:
-                raise ValueError(f"{scene.id}: could not encode PNG")
-            png = bytes(buf.tobytes())
-            (out / f"{scene.id}.png").write_bytes(png)
-            programs.extend(p.model_dump_json(exclude_defaults=True) for p in scene.programs)
-            row = {"id": scene.id, "scene": name, "difficulty": DIFFICULTY, "seed": s,
-                   "image": f"{scene.id}.png", **scene.truth}  # fmt: skip
-            truths.append(json.dumps(row, sort_keys=True))
-            items.append({"id": scene.id, "image": f"{scene.id}.png",
-                          "sha256": hashlib.sha256(png).hexdigest()})  # fmt: skip
-    (out / "programs.jsonl").write_text("".join(p + "\n" for p in programs), encoding="utf-8")
-    (out / "truth.jsonl").write_text("".join(t + "\n" for t in truths), encoding="utf-8")
-    manifest = {
+    found = (
+        (name, DIFFICULTY, s, generate(name, s))
+        for name in names
+        for s in range(seed, seed + n_per_scene)
+    )
+    head = {
         "style": "outstyle",
         "style_version": STYLE_VERSION,
         "scenes": names,
         "difficulties": [DIFFICULTY],
         "n_per_scene": n_per_scene,
         "seed": seed,
-        "items": items,
-        "programs": "programs.jsonl",
-        "truth": "truth.jsonl",
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return manifest
+    return write_scene_files(Path(out_dir), found, head)
