@@ -187,6 +187,24 @@ def run_check(
     Raises:
         CheckError: the check cannot be evaluated; the runner records ``error``.
     """
+    return _new_trace(check_fields(check, state, extra_states=extra_states, views=views))
+
+
+def check_fields(
+    check: str | NamedCheck | Mapping[str, Any],
+    state: StateFile | None,
+    *,
+    extra_states: Mapping[str, StateFile] | None = None,
+    views: ViewCache | None = None,
+) -> dict[str, Any]:
+    """:func:`run_check`'s fields (``check``, ``score``, ``trace``), already checked.
+
+    A rescore compares them with the trace on record and keeps that record when
+    they agree, rather than building and validating a new one for every check.
+
+    Raises:
+        CheckError: the check cannot be evaluated.
+    """
     if views is None:
         views = ViewCache()  # a caller checking one item many times passes its own
     elements = views.of(state.elements) if state is not None else []
@@ -204,7 +222,7 @@ def run_check(
         if _reads_states(check):  # most expressions never read other states
             names["states"] = _states_view(extra_states, views)
         score, trace = evaluate_expression(check, names)
-        return _new_trace({"check": check, "score": score, "trace": trace})
+        return {"check": check, "score": score, "trace": trace}
     named = _as_named(check)
     entry = _lookup(named.name)
     _checked_args(entry, named)
@@ -217,7 +235,7 @@ def run_check(
         raise CheckError(f"check {check_label(named)}: {exc}") from None
     except Exception as exc:
         raise CheckError(f"check {check_label(named)} raised {type(exc).__name__}: {exc}") from exc
-    return CheckTrace(check=check_label(named), **_result(named, result))
+    return {"check": check_label(named), **_result(named, result)}
 
 
 _NO_STATE: dict[str, Any] = {"image_w": None, "image_h": None, "state_status": None}

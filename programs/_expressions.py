@@ -260,7 +260,8 @@ class _Run:
         self.deadline_s = deadline_s
         self.deadline = time.monotonic() + deadline_s
         self.seen: dict[int, Any] = {}
-        self.tick()
+        if deadline_s <= 0:  # else the deadline cannot have passed yet
+            self.tick()
 
     def tick(self) -> None:
         """Raise once the evaluation has run past its deadline."""
@@ -312,8 +313,14 @@ class _Run:
         return a + b
 
 
+_ABSENT = object()
+
+
 def _attribute(base: Any, name: str, source: str) -> Any:
     """``base.name``: only an element's fields and geometry, never a Python attribute."""
+    if type(base) is ElementView:
+        found = base._values.get(name, _ABSENT)  # fields, id, kind, geometry once computed
+        return base.value(name) if found is _ABSENT else found
     if not isinstance(base, ElementView):
         raise CheckError(
             f"'{source}': attributes can only be read from an element, "

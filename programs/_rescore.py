@@ -114,7 +114,9 @@ def _rescore_locked(
 ) -> RescoreReport:
     programs = load_run_programs(store)
     work = _Rescore(store, rows, author or _login())
-    read = sorted(_read_results(store), key=lambda pair: pair[0].item_id)
+    as_read = store.result_lines()
+    read = sorted(_with_lines(as_read), key=lambda pair: pair[0].item_id)
+    same_file = _is_whole_file(store, as_read, read)
     results: list[ItemResult] = []
     lines: list[bytes] = []
     changed = 0
@@ -131,7 +133,7 @@ def _rescore_locked(
             lines.append(record_line(new).encode())
     # as RunStore.finalize: sorted, one line per item; rescoring changes grades, never costs
     data = b"".join(lines)
-    if changed or store.results_path.read_bytes() != data:  # else already these bytes
+    if changed or not (same_file or store.results_path.read_bytes() == data):
         atomic_write(store.results_path, data)  # one buffered write, fsync'd
     write_summary(store, results, changed=changed > 0)
     archived = _archive(store, work.applied, overrides, now or datetime.now(UTC))
@@ -168,7 +170,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read_results(store: RunStore) -> list[tuple[ItemResult, bytes]]:
+def _with_lines(
+    as_read: list[tuple[ItemResult, bytes]],
+) -> list[tuple[ItemResult, bytes]]:
     """The latest result per item with its line as written (``RunStore.results`` rules).
 
     Each line is parsed once (pydantic's JSON parser, straight into the records).
@@ -178,8 +182,32 @@ def _read_results(store: RunStore) -> list[tuple[ItemResult, bytes]]:
     """
     return [
         (result, line if line.endswith(b"\n") else record_line(result).encode())
-        for result, line in store.result_lines()
+        for result, line in as_read
     ]
+
+
+def _is_whole_file(
+    store: RunStore,
+    as_read: list[tuple[ItemResult, bytes]],
+    ordered: list[tuple[ItemResult, bytes]],
+) -> bool:
+    """Whether the sorted lines, joined, are results.jsonl as it is (no second read needed).
+
+    ``result_lines`` gives slices of the file in file order, skipping blank, torn and
+    superseded lines; when every line came back terminated, already in sorted order,
+    and their lengths add up to the file's size, nothing was skipped or moved.
+    """
+    if len(as_read) != len(ordered):
+        return False
+    if any(a[0] is not b[0] for a, b in zip(as_read, ordered, strict=True)):
+        return False
+    if not all(line.endswith(b"\n") for _, line in as_read):
+        return False
+    try:
+        size = store.results_path.stat().st_size
+    except OSError:
+        return False
+    return sum(len(line) for _, line in as_read) == size
 
 
 def _login() -> str:

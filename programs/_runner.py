@@ -19,11 +19,12 @@ from typing import Any, Literal, Protocol
 
 from groundeval.grounding import GroundingTarget, ImageError, LoadedImage, load_image, run_grounding
 from groundeval.judges import Account, Judge, QuestionRef, ask_questions
-from groundeval.programs._checks import CheckError, run_check
+from groundeval.programs._checks import CheckError, check_fields
 from groundeval.programs._expressions import ViewCache
 from groundeval.programs._model import Program, Question, dependency_order
 from groundeval.programs.scoring import get_protocol
 from groundeval.state import (
+    CheckTrace,
     Decision,
     ItemResult,
     ItemUsage,
@@ -289,7 +290,12 @@ def decide_by_check(
         )
     assert q.check is not None
     try:
-        trace = run_check(q.check, state, extra_states=states, views=views)
+        found = check_fields(q.check, state, extra_states=states, views=views)
+        kept = previous.check if previous is not None else None
+        if kept is not None and kept.__dict__ == found:
+            trace = kept  # the same trace: the record on file (compared below by identity)
+        else:
+            trace = CheckTrace.model_validate(found)
     except CheckError as exc:
         return Decision(
             question_id=q.id,

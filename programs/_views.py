@@ -75,8 +75,13 @@ class ElementView:
     _values: dict[str, Any]
 
     def __init__(self, element: Element) -> None:
-        values = {k: v for k, v in element.fields.items() if k not in _GEOMETRY_SET}
-        values.update(id=element.id, kind=element.kind)
+        fields = element.fields
+        if _GEOMETRY_SET.isdisjoint(fields):  # the usual case: copied in C
+            values = dict(fields)
+        else:
+            values = {k: v for k, v in fields.items() if k not in _GEOMETRY_SET}
+        values["id"] = element.id
+        values["kind"] = element.kind
         object.__setattr__(self, "_element", element)
         object.__setattr__(self, "_geometry", None)
         object.__setattr__(self, "_values", values)

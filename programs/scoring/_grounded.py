@@ -35,23 +35,30 @@ class GroundedScoring:
         self, program: Program, decisions: list[Decision], gate_failed: str | None
     ) -> ItemScore:
         """Score one item."""
-        if any(d.outcome == "error" for d in decisions):
+        outcomes = {d.outcome for d in decisions}  # one pass, not one per outcome
+        if "error" in outcomes:
             return ItemScore("error", {"strict": None, "relaxed": None})
         if gate_failed is not None:
             return ItemScore("scored", {"strict": 0.0, "relaxed": 0.0})
-        if any(d.outcome == "withheld" for d in decisions):
+        if "withheld" in outcomes:
             return ItemScore("withheld", {"strict": None, "relaxed": None})
-        if any(d.outcome == "pending" for d in decisions):
+        if "pending" in outcomes:
             return ItemScore("pending", {"strict": None, "relaxed": None})
         by_id = {d.question_id: d for d in decisions if d.kind == "hard"}
-        if any(q.id not in by_id for q in program.hard):
-            return ItemScore("error", {"strict": None, "relaxed": None})  # undecided question
-        total = sum(q.weight for q in program.hard)
+        total: float = 0
+        weighted: float = 0
+        full = True
+        for q in program.hard:  # the same sums, in the same order, as sum() over them
+            d = by_id.get(q.id)
+            if d is None:
+                return ItemScore("error", {"strict": None, "relaxed": None})  # undecided
+            total += q.weight
+            weighted += q.weight * d.score
+            full = full and d.score >= 1.0
         if total <= 0:
             return ItemScore("scored", {"strict": 1.0, "relaxed": 1.0})
-        relaxed = sum(q.weight * by_id[q.id].score for q in program.hard) / total
-        strict = 1.0 if all(by_id[q.id].score >= 1.0 for q in program.hard) else 0.0
-        return ItemScore("scored", {"strict": strict, "relaxed": round(relaxed, 6)})
+        strict = 1.0 if full else 0.0
+        return ItemScore("scored", {"strict": strict, "relaxed": round(weighted / total, 6)})
 
     def summarize(self, results: list[ItemResult]) -> dict[str, Any]:
         """Overall and per-tag strict/relaxed means with withheld and error rates."""
@@ -77,13 +84,24 @@ class GroundedScoring:
 
 def _group(results: list[ItemResult]) -> dict[str, Any]:
     n = len(results)
-    scored = [r for r in results if r.status == "scored"]
-    withheld = sum(r.status == "withheld" for r in results)
-    errors = sum(r.status == "error" for r in results)
+    scored: list[ItemResult] = []
+    withheld = errors = pending = gate_failed = 0
+    for r in results:  # one pass over the items, not one per count
+        status = r.status
+        if status == "scored":
+            scored.append(r)
+        elif status == "withheld":
+            withheld += 1
+        elif status == "error":
+            errors += 1
+        elif status == "pending":
+            pending += 1
+        if r.gate_failed is not None:
+            gate_failed += 1
 
     def mean(key: str) -> float | None:
-        values = [r.scores[key] for r in scored if r.scores.get(key) is not None]
-        return round(fmean(v for v in values if v is not None), 4) if values else None
+        values = [v for r in scored if (v := r.scores.get(key)) is not None]
+        return round(fmean(values), 4) if values else None
 
     return {
         "items": n,
@@ -92,8 +110,8 @@ def _group(results: list[ItemResult]) -> dict[str, Any]:
         "relaxed": mean("relaxed"),
         "withheld": withheld,
         "errors": errors,
-        "pending": sum(r.status == "pending" for r in results),
+        "pending": pending,
         "withheld_rate": round(withheld / n, 4) if n else 0.0,
         "error_rate": round(errors / n, 4) if n else 0.0,
-        "gate_failed": sum(r.gate_failed is not None for r in results),
+        "gate_failed": gate_failed,
     }
