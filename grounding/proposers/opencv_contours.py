@@ -29,12 +29,15 @@ Self-check: round regions of any polarity, of a size comparable to the objects f
 at least ``ROUND_RESIDUE_SPAN`` x ``min_area_px`` so a fragment found does not hide whole
 coins) and only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers
 are ``unexplained``; a second look opens thin bridges away first (a coin touching mortar or
-grain is one long region with it); more than ``MAX_OBJECTS`` elements or two
-boxes holding each other's centre are ``problems``.
+grain is one long region with it); a third (contours only) flags regions that are not round
+but compact, of about the median box's size, almost wholly uncovered and lit well above the
+cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); more than
+``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``.
 
 Feedback: on any retry the watershed markers may lie closer together
 (``retry_peak_spacing``), which splits a merged pair refused as irregular; after
-missing elements the minimum area also halves.
+missing elements the minimum area also halves. A retry's box nested with a box kept from an
+earlier round is a ``problem`` (the looser split cut a piece out of a region accepted whole).
 """
 
 from __future__ import annotations
@@ -47,10 +50,12 @@ import numpy as np
 
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
-from groundeval.grounding._protocol import Feedback, register_proposer
+from groundeval.grounding._protocol import Feedback, Proposal, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
+    ContrastMap,
+    Sizes,
     contrast_map,
     local_background,
     merge_found,
@@ -72,6 +77,18 @@ BRIDGE_DIVISOR = 12.0
 object sides, so about a third of an object's diameter: mortar and grain go, pens stay apart)."""
 BRIDGE_LOW_SHARE = 0.4
 """Smallest region the bridged look flags, as a share of the median box found."""
+SOLID_AREA = (0.4, 2.0)
+"""Area span of the solid look, as shares of the median box found (a coin, not a cluster)."""
+SOLID_COVERED = 0.1
+"""A region the solid look flags lies almost wholly outside every element's box."""
+SOLID_MAX_ASPECT = 2.0
+"""A coin with its shadow is still no longer than twice its width (lines and pens are)."""
+SOLID_MIN_SOLIDITY = 0.7
+"""Least solidity of a region the solid look flags (a faint coin half lit still has it)."""
+SOLID_MIN_ROUNDNESS = 0.33
+"""Least roundness (area over the enclosing circle's) of a region the solid look flags."""
+SOLID_LIT = 1.15
+"""Least mean contrast over the map's cut: clearly lit, not a patch of table at the cut."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
 POLARITY_SLACK = 10.0
@@ -119,8 +136,30 @@ class ContoursProposer(CVProposer):
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Round regions of an object's size, of any polarity, that no element covers."""
-        return round_residue(image_bgr, elements, params, "element")
+        """Uncovered regions of an object's size: round ones, or clearly lit compact ones."""
+        sizes, cmap = residue_map(image_bgr, elements, params)
+        review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
+        review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
+        return review
+
+    def run(
+        self,
+        image_bgr: np.ndarray,
+        spec: GroundSpec,
+        feedback: Feedback | None = None,
+        *,
+        checks: bool = True,
+    ) -> Proposal:
+        """As the base; on a retry, a new box nested with a kept one is a problem too.
+
+        (A looser split on the retry can cut a piece out of a region accepted whole.)
+        """
+        proposal = super().run(image_bgr, spec, feedback, checks=checks)
+        if checks and feedback is not None and feedback.accepted and proposal.elements:
+            kept = len(feedback.accepted)
+            pairs = nested([*feedback.accepted, *proposal.elements], "element", first=kept)
+            proposal.problems.extend(pairs)
+        return proposal
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
@@ -251,10 +290,10 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
     return found
 
 
-def round_residue(
-    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any], what: str
-) -> Review:
-    """The residue check for round objects (coins, discs): shared by contours and circles."""
+def residue_map(
+    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+) -> tuple[Sizes, ContrastMap]:
+    """Sizes the round residue looks for, and its contrast map."""
     h, w = image_bgr.shape[:2]
     hint_min = float(params.get("min_area_px", np.pi * float(params.get("min_radius_px", 8)) ** 2))
     hint_max = float(params.get("max_area_share", 0.25)) * h * w
@@ -264,7 +303,21 @@ def round_residue(
     # a tiny element (a fragment of a coin) must not hide the coins: never look only at
     # regions under ROUND_RESIDUE_SPAN x the least object the proposer counts
     sizes = replace(sizes, max_area_px=max(sizes.max_area_px, ROUND_RESIDUE_SPAN * hint_min))
-    cmap = contrast_map(image_bgr, sizes.window_px, min_contrast=ROUND_RESIDUE_CONTRAST)
+    return sizes, contrast_map(image_bgr, sizes.window_px, min_contrast=ROUND_RESIDUE_CONTRAST)
+
+
+def round_residue(
+    image_bgr: np.ndarray,
+    elements: list[Element],
+    params: dict[str, Any],
+    what: str,
+    looked: tuple[Sizes, ContrastMap] | None = None,
+) -> Review:
+    """The residue check for round objects (coins, discs): shared by contours and circles.
+
+    ``looked`` is :func:`residue_map`'s result when the caller already has it.
+    """
+    sizes, cmap = looked or residue_map(image_bgr, elements, params)
     found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=0.6)
     # a coin touching a line of the table (mortar, grain) is one region with it: look again
     # with thin bridges opened away (a kernel about a third of the objects' diameter)
@@ -282,11 +335,50 @@ def round_residue(
     return Review(found, problems)
 
 
-def nested(elements: list[Element], what: str) -> list[str]:
-    """Pairs where one box holds the other's centre: one object split, or two stacked."""
+def solid_residue(cmap: ContrastMap, elements: list[Element], sizes: Sizes) -> list[Element]:
+    """Uncovered regions of an object's size that are compact and clearly contrasting.
+
+    A coin that is faint, dark on a light table or one region with its shadow is not round
+    in the contrast map, so the round look passes it by; it is still about as large as the
+    objects found, wide rather than long (pens and lines are long), solid, and lit well
+    above the map's cut (a patch of cloudy table barely clears it).
+    """
+    boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
+    if not boxes:
+        return []
+    typical = float(np.median(boxes))
+    span = replace(sizes, min_area_px=max(sizes.min_area_px, SOLID_AREA[0] * typical),
+                   max_area_px=SOLID_AREA[1] * typical)  # fmt: skip
+    found, _ = unexplained_regions(
+        cmap, elements, span, "element", min_solidity=SOLID_MIN_SOLIDITY,
+        max_aspect=SOLID_MAX_ASPECT, covered_share=SOLID_COVERED, min_roundness=SOLID_MIN_ROUNDNESS,
+    )  # fmt: skip
+    return [u for u in found if _clearly_lit(cmap, bounds(u))]
+
+
+def _clearly_lit(cmap: ContrastMap, xyxy: tuple[float, float, float, float]) -> bool:
+    """Whether the largest region in a residue box contrasts well above the map's cut."""
+    s = cmap.scale
+    x1, y1, x2, y2 = (round(v * s) for v in xyxy)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(
+        np.ascontiguousarray(cmap.mask[y1:y2, x1:x2])
+    )
+    if len(stats) < 2:
+        return False
+    region = labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return float(cmap.distance[y1:y2, x1:x2][region].mean()) >= SOLID_LIT * cmap.level
+
+
+def nested(elements: list[Element], what: str, first: int = 0) -> list[str]:
+    """Pairs where one box holds the other's centre: one object split, or two stacked.
+
+    With ``first`` > 0, only pairs between the first ``first`` elements and the rest count.
+    """
     centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b) for b in (bounds(e) for e in elements)]
     for i, (cx, cy, _) in enumerate(centres):
         for j, (_, _, b) in enumerate(centres):
+            if first and (i < first) == (j < first):
+                continue
             if i != j and b[0] < cx < b[2] and b[1] < cy < b[3]:
                 return [f"{what}s #{i + 1} and #{j + 1} overlap heavily: one object split in two?"]
     return []

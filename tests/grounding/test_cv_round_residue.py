@@ -14,6 +14,7 @@ import pytest
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._tuning import METALS, draw_coin
+from groundeval.grounding._protocol import Feedback
 from groundeval.grounding.proposers import _residue, opencv_circles, opencv_contours
 from groundeval.programs._model import GroundSpec
 from tests._support.paths import REPO
@@ -87,6 +88,57 @@ def test_a_fragment_does_not_shrink_the_residue_to_its_size() -> None:
     )
     assert sum(_covers(u.xyxy_px, 250, 300) or _covers(u.xyxy_px, 400, 300)
                for u in review.unexplained) == 2  # fmt: skip
+
+
+def _table_with_coin_and(extra: object) -> tuple[np.ndarray, list[object]]:
+    """A plain table, one bright coin found by ``detect``, and ``extra`` drawn beside it."""
+    img = np.full((480, 640, 3), (110, 120, 125), np.uint8)
+    cv2.circle(img, (150, 240), 35, (235, 235, 235), -1)
+    assert callable(extra)
+    extra(img)
+    proposer = opencv_contours.ContoursProposer()
+    spec = _spec("opencv.contours")
+    params = proposer.resolve(spec)
+    return img, [proposer.detect(img, spec, params), params]
+
+
+def test_a_dark_oval_coin_the_round_look_passes_by_is_flagged() -> None:
+    # a dark coin merged with its shadow is an oval (roundness ~0.55): not round enough
+    # for the round look, but solid, lit and of a coin's size, so the solid look flags it
+    def oval(img: np.ndarray) -> None:
+        cv2.ellipse(img, (420, 240), (42, 22), 30, 0, 360, (45, 55, 70), -1)
+
+    img, (elements, params) = _table_with_coin_and(oval)
+    assert len(elements) == 1  # polarity bright: the dark oval is not counted
+    round_only = opencv_contours.round_residue(img, elements, params, "element")
+    assert not any(_covers(u.xyxy_px, 420, 240) for u in round_only.unexplained)
+    review = opencv_contours.ContoursProposer().self_check(img, elements, params)
+    assert any(_covers(u.xyxy_px, 420, 240) for u in review.unexplained)
+
+
+def test_a_pen_of_a_coins_area_is_not_flagged() -> None:
+    # a dark pen lying on the table covers about half a coin's box but is long, not a coin
+    def pen(img: np.ndarray) -> None:
+        cv2.line(img, (360, 240), (470, 240), (40, 40, 40), 22)
+
+    img, (elements, params) = _table_with_coin_and(pen)
+    review = opencv_contours.ContoursProposer().self_check(img, elements, params)
+    assert not review.unexplained and not review.problems, review
+
+
+def test_a_retry_box_inside_a_kept_box_is_a_problem() -> None:
+    # round 1 kept a box holding a coin and more (a merged region); the retry's looser
+    # split finds the coin alone inside it: one object counted twice unless flagged
+    img = np.full((480, 640, 3), (110, 120, 125), np.uint8)
+    cv2.circle(img, (150, 240), 35, (235, 235, 235), -1)
+    cv2.circle(img, (420, 240), 25, (235, 235, 235), -1)
+    coin = opencv_contours.box((115.0, 205.0, 185.0, 275.0), area_px=3800.0, radius_px=35.0)
+    merged = opencv_contours.box((380.0, 180.0, 500.0, 300.0), area_px=9000.0, radius_px=60.0)
+    proposer, spec = opencv_contours.ContoursProposer(), _spec("opencv.contours")
+    retry = Feedback(accepted=[coin], missing=["a coin"], round_index=2)
+    assert not proposer.run(img, spec, retry).problems
+    retry = Feedback(accepted=[coin, merged], missing=["a coin"], round_index=2)
+    assert any("overlap" in p for p in proposer.run(img, spec, retry).problems)
 
 
 def _tuning_module() -> object:
