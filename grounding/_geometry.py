@@ -482,6 +482,13 @@ def point_distance(a: Element, b: Element) -> float:
     return far
 
 
+def holds_centre(a: Element, b: Element) -> bool:
+    """Whether either element's bounds hold the other's centre: one object split, or two stacked."""
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = element_xyxy(a), element_xyxy(b)
+    acx, acy, bcx, bcy = (ax1 + ax2) / 2, (ay1 + ay2) / 2, (bx1 + bx2) / 2, (by1 + by2) / 2
+    return (bx1 < acx < bx2 and by1 < acy < by2) or (ax1 < bcx < ax2 and ay1 < bcy < ay2)
+
+
 def same_object(
     a: Element, b: Element, *, min_iou: float = SAME_OBJECT_IOU, max_px: float = SAME_OBJECT_PX
 ) -> bool:

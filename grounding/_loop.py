@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._draw import draw_marks
-from groundeval.grounding._geometry import same_object
+from groundeval.grounding._geometry import holds_centre, same_object
 from groundeval.grounding._protocol import (
     Feedback,
     Proposal,
@@ -449,14 +449,18 @@ def _doubled(kept: list[Element], accepted: list[Element], index: int) -> str:
     """Why a retry may count a kept object twice, or "" when every new element stands apart.
 
     A retry with other parameters can draw an object already accepted with a shifted
-    box: not the same object by the one rule, so it would be counted again. An element
-    that overlaps a kept one this much is either that object again or a second object
-    hidden behind it; the picture cannot say which, so the question is withheld.
+    box, or cut a piece out of a region a kept box holds whole: not the same object by
+    the one rule, so it would be counted again. An element that overlaps a kept one this
+    much, or whose box holds a kept one's centre (or the other way round), is either that
+    object again or a second object hidden behind it; the picture cannot say which, so
+    the question is withheld.
     """
     for e in accepted:
         if any(same_object(k, e) for k in kept):
             continue
         near = [k for k in kept if same_object(k, e, min_iou=DOUBLE_IOU, max_px=DOUBLE_PX)]
+        if e.kind in ("box", "polygon"):  # a piece cut out of a kept box overlaps it little
+            near += [k for k in kept if k.kind == e.kind and holds_centre(k, e)]
         if near:
             return (
                 f"round {index}: element {e.id} overlaps element {near[0].id} accepted before "

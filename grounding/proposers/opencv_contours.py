@@ -36,8 +36,8 @@ cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); more tha
 
 Feedback: on any retry the watershed markers may lie closer together
 (``retry_peak_spacing``), which splits a merged pair refused as irregular; after
-missing elements the minimum area also halves. A retry's box nested with a box kept from an
-earlier round is a ``problem`` (the looser split cut a piece out of a region accepted whole).
+missing elements the minimum area also halves. (A retry's box nested with a box kept from
+an earlier round is withheld by the verify loop, for every proposer.)
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._geometry import element_xyxy as bounds
+from groundeval.grounding._geometry import holds_centre
 from groundeval.grounding._geometry import xyxy_iou as iou
-from groundeval.grounding._protocol import Feedback, Proposal, register_proposer
+from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
@@ -141,25 +142,6 @@ class ContoursProposer(CVProposer):
         review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
         review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
         return review
-
-    def run(
-        self,
-        image_bgr: np.ndarray,
-        spec: GroundSpec,
-        feedback: Feedback | None = None,
-        *,
-        checks: bool = True,
-    ) -> Proposal:
-        """As the base; on a retry, a new box nested with a kept one is a problem too.
-
-        (A looser split on the retry can cut a piece out of a region accepted whole.)
-        """
-        proposal = super().run(image_bgr, spec, feedback, checks=checks)
-        if checks and feedback is not None and feedback.accepted and proposal.elements:
-            kept = len(feedback.accepted)
-            pairs = nested([*feedback.accepted, *proposal.elements], "element", first=kept)
-            proposal.problems.extend(pairs)
-        return proposal
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
@@ -369,17 +351,11 @@ def _clearly_lit(cmap: ContrastMap, xyxy: tuple[float, float, float, float]) -> 
     return float(cmap.distance[y1:y2, x1:x2][region].mean()) >= SOLID_LIT * cmap.level
 
 
-def nested(elements: list[Element], what: str, first: int = 0) -> list[str]:
-    """Pairs where one box holds the other's centre: one object split, or two stacked.
-
-    With ``first`` > 0, only pairs between the first ``first`` elements and the rest count.
-    """
-    centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b) for b in (bounds(e) for e in elements)]
-    for i, (cx, cy, _) in enumerate(centres):
-        for j, (_, _, b) in enumerate(centres):
-            if first and (i < first) == (j < first):
-                continue
-            if i != j and b[0] < cx < b[2] and b[1] < cy < b[3]:
+def nested(elements: list[Element], what: str) -> list[str]:
+    """Pairs where one box holds the other's centre: one object split, or two stacked."""
+    for i, a in enumerate(elements):
+        for j in range(i + 1, len(elements)):
+            if holds_centre(a, elements[j]):
                 return [f"{what}s #{i + 1} and #{j + 1} overlap heavily: one object split in two?"]
     return []
 

@@ -51,6 +51,9 @@ from typing import Any, ClassVar, NamedTuple
 
 import cv2
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial.distance import cdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
@@ -427,21 +430,14 @@ def _alike(spots: list[Spot]) -> list[Spot]:
 
 
 def _spot_groups(spots: list[Spot], reach: float) -> list[list[Spot]]:
-    """Spots linked through neighbours at most ``reach`` apart."""
-    parent = list(range(len(spots)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for i, a in enumerate(spots):
-        for j in range(i + 1, len(spots)):
-            if np.hypot(a.x - spots[j].x, a.y - spots[j].y) <= reach:
-                parent[root(i)] = root(j)
+    """Spots linked through neighbours at most ``reach`` apart, in the order first seen."""
+    if not spots:
+        return []
+    xy = np.array([(q.x, q.y) for q in spots])
+    _, labels = connected_components(csr_matrix(cdist(xy, xy) <= reach), directed=False)
     groups: dict[int, list[Spot]] = {}
-    for i, q in enumerate(spots):
-        groups.setdefault(root(i), []).append(q)
+    for label, q in zip(labels.tolist(), spots, strict=True):
+        groups.setdefault(label, []).append(q)
     return list(groups.values())
 
 

@@ -6,6 +6,8 @@ from tests.grounding.test_loop_open_points import GOOD, HIDDEN, _ground
 
 SHIFTED = [14, 10, 34, 30]  # GOOD[0] moved 4 px: IoU 0.67, under the same-object 0.7
 TINY = [70, 10, 71, 11]  # rejected by the offline verifier, so round 2 is a retry
+MERGED = [40, 10, 80, 50]  # round 1 keeps a region holding an object and more
+PIECE = [42, 12, 52, 22]  # the retry cuts a piece out of it: IoU 0.06, centre inside
 
 
 def test_a_shifted_copy_of_a_kept_box_in_a_retry_is_withheld():
@@ -21,3 +23,18 @@ def test_a_retry_that_redraws_kept_boxes_exactly_still_grounds():
     state = _ground(params={"rounds": rounds}, budget=3)
     assert state.status == "grounded"
     assert len([e for e in state.elements if e.verdict == "accepted"]) == 3
+
+
+def test_a_retry_piece_inside_a_kept_box_is_withheld():
+    # a looser retry splits a region kept whole: the piece overlaps it too little for the
+    # IoU rule, but its centre lies inside the kept box, so it may be one object twice
+    rounds = [{"boxes": [GOOD[0], MERGED, TINY]}, {"boxes": [GOOD[0], MERGED, PIECE]}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "withheld"
+    assert "overlaps element 2 accepted before" in state.reason
+
+
+def test_a_retry_box_beside_a_kept_box_still_grounds():
+    rounds = [{"boxes": [GOOD[0], MERGED, TINY]}, {"boxes": [GOOD[0], MERGED, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "grounded", state.reason
