@@ -1,9 +1,11 @@
 """Rescore reads each file once and keeps what did not change, yet re-runs every check:
-an edited state file changes its item's decisions and only that item's line."""
+an edited state file changes its item's decisions and only that item's line. An unchanged
+rescore leaves a canonical results.jsonl untouched; one in any other shape is rewritten sorted."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +182,35 @@ def test_the_decision_on_record_comes_back_only_when_nothing_differs() -> None:
         other = fresh.model_copy(update=change)
         got = decide_by_check(q, "hard", state, "state/i/c0.json", {"c0": state}, None, other)
         assert got is not other and got == fresh
+
+
+# ----------------------------------------------------------------- results.jsonl shapes
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().split(b"\n")[:-1]
+
+
+def test_a_canonical_file_is_left_untouched(tmp_path: Path) -> None:
+    store = _build(tmp_path / "run", [[1, 2, 3], [2, 2, 2]])
+    before = store.results_path.read_bytes()
+    inode = os.stat(store.results_path).st_ino
+    assert rescore_run(store.root).changed == 0
+    assert store.results_path.read_bytes() == before
+    assert os.stat(store.results_path).st_ino == inode  # not even rewritten in place
+
+
+@pytest.mark.parametrize("shape", ["blank", "superseded", "unsorted", "torn"])
+def test_a_file_in_another_shape_is_rewritten_sorted(tmp_path: Path, shape: str) -> None:
+    store = _build(tmp_path / "run", [[1, 2, 3], [2, 2, 2], [6, 1, 1]])
+    canonical = store.results_path.read_bytes()
+    a, b, c = _lines(store.results_path)
+    shaped = {
+        "blank": a + b"\n\n" + b + b"\n" + c + b"\n",
+        "superseded": a + b"\n" + a + b"\n" + b + b"\n" + c + b"\n",
+        "unsorted": b + b"\n" + a + b"\n" + c + b"\n",
+        "torn": a + b"\n" + b + b"\n" + c,
+    }[shape]
+    store.results_path.write_bytes(shaped)
+    assert rescore_run(store.root).changed == 0
+    assert store.results_path.read_bytes() == canonical
