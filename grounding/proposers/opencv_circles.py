@@ -4,7 +4,10 @@ Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
 suits filled dots of one polarity.
 
-Self-check: uncovered round regions of a comparable size are ``unexplained``;
+Self-check: uncovered round regions of a comparable size are ``unexplained``, and so
+(circles only) are compact, clearly lit ones of a circle's size (a coin one region with a
+table line or its shadow) and round ones left once necks about a radius wide are opened
+away (a coin joined to a coin found);
 more than 60 circles, two circles holding each other's centre, or circles with under
 35 % of their rim on an image edge (Hough votes from texture) are ``problems``. For
 counting coins prefer ``opencv.contours`` (see there).
@@ -24,7 +27,15 @@ import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
-from groundeval.grounding.proposers.opencv_contours import round_residue
+from groundeval.grounding.proposers._residue import (
+    merge_found,
+)
+from groundeval.grounding.proposers.opencv_contours import (
+    opened_residue,
+    residue_map,
+    round_residue,
+    solid_residue,
+)
 from groundeval.state import Element, GroundSpec
 
 
@@ -35,6 +46,11 @@ def _circle(cx: float, cy: float, r: float) -> Element:
         center_px=[round(float(cx), 2), round(float(cy), 2)],
     )
 
+
+WIDE_DIVISOR = 6.0
+"""The wide look opens the residue map ``window / WIDE_DIVISOR`` wide: about an object's radius
+(the window is three object sides), so a coin joined to another or to a tuft by a broad neck
+comes apart while a coin itself stays."""
 
 MIN_RIM_SUPPORT = 0.35
 """Share of a circle's rim that must lie on an image edge for the circle to be trusted."""
@@ -53,8 +69,18 @@ def rim_support(element: Element, edges: np.ndarray, scale: float) -> float:
 def circle_review(
     image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any], param1: float
 ) -> Review:
-    """Residue, clutter and rim support of a set of circles (edges on a half-size copy)."""
-    review = round_residue(image_bgr, elements, params, "circle")
+    """Residue, clutter and rim support of a set of circles (edges on a half-size copy).
+
+    Hough misses coins a table line (mortar, grass) or another coin runs into, and so does
+    the round residue (the coin is one region with the line): the solid look (as contours
+    has it) and a wide-opened look flag them.
+    """
+    sizes, cmap = residue_map(image_bgr, elements, params)
+    review = round_residue(image_bgr, elements, params, "circle", (sizes, cmap))
+    if elements:  # both looks size regions against the circles found
+        wide = opened_residue(cmap, elements, sizes, "circle", WIDE_DIVISOR)
+        for extra in (solid_residue(cmap, elements, sizes), wide):
+            review.unexplained = merge_found(review.unexplained, extra)
     if not elements:
         return review
     grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)

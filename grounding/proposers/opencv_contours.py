@@ -303,18 +303,28 @@ def round_residue(
     found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=0.6)
     # a coin touching a line of the table (mortar, grain) is one region with it: look again
     # with thin bridges opened away (a kernel about a third of the objects' diameter)
-    # (opening chops grain into compact bits too: only objects near full size count here)
-    boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
-    least = BRIDGE_LOW_SHARE * float(np.median(boxes)) if boxes else 0.0
-    bridged, _ = unexplained_regions(
-        opened(cmap, sizes.window_px / BRIDGE_DIVISOR), elements,
-        replace(sizes, min_area_px=max(sizes.min_area_px, least)), what, min_roundness=0.6,
-    )  # fmt: skip
-    found = merge_found(found, bridged)
+    found = merge_found(found, opened_residue(cmap, elements, sizes, what, BRIDGE_DIVISOR))
     if len(elements) > MAX_OBJECTS:
         problems.append(f"{len(elements)} objects found: too many to count, likely texture")
     problems.extend(nested(elements, what))
     return Review(found, problems)
+
+
+def opened_residue(
+    cmap: ContrastMap, elements: list[Element], sizes: Sizes, what: str, divisor: float
+) -> list[Element]:
+    """Round uncovered regions left once necks ``window / divisor`` wide are opened away.
+
+    Opening chops grain into compact bits too, so only regions near full size (at least
+    ``BRIDGE_LOW_SHARE`` of the median box found) count.
+    """
+    boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
+    least = BRIDGE_LOW_SHARE * float(np.median(boxes)) if boxes else 0.0
+    found, _ = unexplained_regions(
+        opened(cmap, sizes.window_px / divisor), elements,
+        replace(sizes, min_area_px=max(sizes.min_area_px, least)), what, min_roundness=0.6,
+    )  # fmt: skip
+    return found
 
 
 def solid_residue(cmap: ContrastMap, elements: list[Element], sizes: Sizes) -> list[Element]:
