@@ -11,13 +11,20 @@ long in front, short behind); the ray is ``[tail, tip]`` with ``bearing_deg``
 far (``max_end_ratio``), the direction is ambiguous and the ray is returned
 with ``bearing_deg: None``, so a schema-checking verifier rejects it.
 
+Self-check: a second line through the centre as strong as the needle is a
+problem, and so is a tip the colours contradict. Grey edges can miss a needle
+half whose colour differs from the face in hue but not in brightness (a red
+front on a brown face) and then take the short tail for the tip; measured along
+the axis in colour (Lab), what stands out from the face on both sides must not
+reach about as far behind the centre as in front of it.
+
 Feedback: on a retry the Hough vote threshold and minimum segment length drop
 by ``retry_factor`` (faint needles), and the centre tolerance widens.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import cv2
 import numpy as np
@@ -63,41 +70,57 @@ class LinesProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Return at most one ray: the needle from tail to tip."""
-        return self._find(image_bgr, params)[0]
+        return self._find(image_bgr, params).elements
 
     def analyse(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> tuple[list[Element], Review]:
-        """The needle, and a problem when a second line as long passes the centre."""
-        found, near = self._find(image_bgr, params)
-        if len(found) != 1:
-            return found, Review()
-        rival = _rival_share(near, found[0], float(params["cluster_deg"]))
-        if rival < SECOND_NEEDLE_SHARE:
-            return found, Review()
-        problem = (
-            f"a second line through the centre carries {rival:.0%} of the needle's length: "
-            "two pointers, or a shadow"
-        )
-        return found, Review(problems=[problem])
+        """The needle, with a problem for a rival line or a tip the colours contradict."""
+        found = self._find(image_bgr, params)
+        if len(found.elements) != 1:
+            return found.elements, Review()
+        needle = found.elements[0]
+        problems = []
+        rival = _rival_share(found.near, needle, float(params["cluster_deg"]))
+        if rival >= SECOND_NEEDLE_SHARE:
+            problems.append(
+                f"a second line through the centre carries {rival:.0%} of the needle's length: "
+                "two pointers, or a shadow"
+            )
+        if needle.fields.get("bearing_deg") is not None:
+            front, back = _colour_ends(image_bgr, found, needle)
+            if back > float(params["max_end_ratio"]) * front:
+                problems.append(
+                    f"in colour, the needle reaches {back:.0f} px behind the centre and "
+                    f"{front:.0f} px in front: tip and tail may be swapped"
+                )
+        return found.elements, Review(problems=problems)
 
-    def _find(
-        self, image_bgr: np.ndarray, params: dict[str, Any]
-    ) -> tuple[list[Element], np.ndarray]:
+    def _find(self, image_bgr: np.ndarray, params: dict[str, Any]) -> _Found:
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
         grey = cv2.GaussianBlur(grey, (5, 5), 0)
         center, radius = dial(grey, params)
+        none = _Found([], np.zeros((0, 4)), center, radius)
         segments = line_segments(grey, params)
         if len(segments) == 0:
-            return [], np.zeros((0, 4))
+            return none
         tol = float(params["center_tolerance_share"]) * radius
         reach = float(params["reach_share"]) * radius
         near = np.array(
             [s for s in segments if _line_dist(s, center) <= tol and _seg_dist(s, center) <= reach]
         )
         if len(near) == 0:
-            return [], np.zeros((0, 4))
-        return [_needle(near, center, params)], near
+            return none
+        return _Found([_needle(near, center, params)], near, center, radius)
+
+
+class _Found(NamedTuple):
+    """The needle (at most one ray), the segments near the centre, and the dial found."""
+
+    elements: list[Element]
+    near: np.ndarray
+    center: np.ndarray
+    radius: float
 
 
 SECOND_NEEDLE_SHARE = 0.6
@@ -122,6 +145,73 @@ def _rival_share(segs: np.ndarray, needle: Element, cluster_deg: float) -> float
         same = off & (np.abs((angles - a + 90) % 180 - 90) <= cluster_deg)
         best = max(best, float(lengths[same].sum()))
     return best / along
+
+
+BODY_SIDE_SHARE = 0.1
+"""Face probes sit this share of the dial radius to either side of the needle's axis."""
+BODY_SLACK_SHARE = 0.03
+"""The axis is searched this share of the radius sideways (a thin tip, a slightly off angle)."""
+BODY_START_SHARE = 0.1
+"""Colour reach is measured from this share of the radius out (past the hub)."""
+BODY_MIN_DIFF = 12.0
+"""Lab distance from the face on both sides that counts as needle body (noise stays below)."""
+BODY_GAP_PX = 4
+"""A needle body may fade for this many pixels (a blurred taper) and go on."""
+
+
+def _colour_ends(image_bgr: np.ndarray, found: _Found, needle: Element) -> tuple[float, float]:
+    """How far the needle's colour body reaches in front of the centre (towards the tip) and behind.
+
+    Both 0 when colour sees no body: then it neither confirms nor contradicts the tip.
+    """
+    if not needle.points_px:
+        return 0.0, 0.0
+    v = np.array(needle.points_px[1], dtype=float) - found.center
+    norm = float(np.hypot(*v))
+    if norm <= 0:
+        return 0.0, 0.0
+    u = v / norm
+    return (
+        _colour_reach(image_bgr, found.center, u, found.radius),
+        _colour_reach(image_bgr, found.center, -u, found.radius),
+    )
+
+
+def _colour_reach(image_bgr: np.ndarray, center: np.ndarray, u: np.ndarray, radius: float) -> float:
+    """Distance from the centre along ``u`` to which something unlike the face on both sides runs.
+
+    Contiguous from just past the hub (gaps up to ``BODY_GAP_PX``); 0 if nothing starts there.
+    The dial is blurred first: the sideways search would otherwise chain noise into a body.
+    """
+    h, w = image_bgr.shape[:2]
+    x0, y0 = (max(0, int(v - radius) - 1) for v in center)
+    x1, y1 = min(w, int(center[0] + radius) + 2), min(h, int(center[1] + radius) + 2)
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return 0.0
+    crop = cv2.GaussianBlur(image_bgr[y0:y1, x0:x1], (3, 3), 0)
+    n = np.array([-u[1], u[0]])
+    ts = np.arange(BODY_START_SHARE * radius, radius, 1.0)
+    axis = center + ts[:, None] * u
+    side = BODY_SIDE_SHARE * radius
+    slack = round(BODY_SLACK_SHARE * radius)
+    offsets = [side, -side, *range(-slack, slack + 1)]
+    pts = np.concatenate([axis + o * n for o in offsets])
+    x = np.clip(np.round(pts[:, 0]).astype(int) - x0, 0, x1 - x0 - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int) - y0, 0, y1 - y0 - 1)
+    bgr = np.ascontiguousarray(crop[y, x].reshape(len(offsets), len(ts), 3))
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    to_left = np.linalg.norm(lab[2:] - lab[0], axis=2)
+    to_right = np.linalg.norm(lab[2:] - lab[1], axis=2)
+    body = np.minimum(to_left, to_right).max(axis=0) > BODY_MIN_DIFF
+    reach, missed = 0.0, 0
+    for t, on in zip(ts, body, strict=True):
+        if on:
+            reach, missed = float(t), 0
+        else:
+            missed += 1
+            if missed > BODY_GAP_PX:
+                break
+    return reach
 
 
 def dial(grey: np.ndarray, params: dict[str, Any]) -> tuple[np.ndarray, float]:
