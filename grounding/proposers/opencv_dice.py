@@ -47,18 +47,16 @@ buys no confidence (set them to loosen on purpose, and check the result).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import cv2
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import cdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
+from groundeval.grounding.proposers._pip_scan import SYMMETRY_TOLERANCE, pip_evidence, symmetric
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
     contrast_map,
@@ -260,198 +258,6 @@ class DiceProposer(CVProposer):
             unexplained = merge_found(unexplained, loose)
             problems.extend(short)
         return Review(unexplained, problems)
-
-
-class Spot(NamedTuple):
-    """A pip-like spot: centre and radius (pixels), its mean Lab colour and its ring's."""
-
-    x: float
-    y: float
-    radius: float
-    colour: np.ndarray
-    ring: np.ndarray
-
-
-SPOT_CONTRAST = 40.0
-"""Lab distance from the local mean (a few pips wide) at which a spot may be a pip."""
-SPOT_RADIUS_SHARE = 0.09
-"""Expected pip radius, as a share of the median face box's side."""
-SPOT_WORK_RADIUS = 5.0
-"""Pip radius (px) on the copy spots are sought on: smaller, the 3x3 opening breaks thin
-sticks and ellipses on the table into pip-sized pieces."""
-SPOT_RING_SHARE = 0.6
-"""Least share of the ring around a spot within ``SPOT_RING_TOLERANCE`` of its median: a pip
-sits on a flat face, a fleck of a photo or of gravel on a mottled one."""
-SPOT_RING_TOLERANCE = 20.0
-"""Lab distance within which a ring pixel counts as the face's colour."""
-SPOT_ALIKE = 30.0
-"""Lab distance within which two spots (and the faces around them) are the same colour."""
-SPOT_RING_LIKE = 0.2
-"""Most share of a spot's ring in the spot's own colour: a pip stands alone on its face (a
-neighbour pip grazes the ring), a piece of a larger blob has the rest of it there."""
-SPOT_REACH = 0.75
-"""Farthest (share of the face side) two pips of one face lie apart, neighbours linked."""
-SPOT_FACE_MARGIN = 0.1
-"""How far (share of the side) beyond a face's box a spot still belongs to that face."""
-SPOT_FACE_GROW = 0.15
-"""How far (share of the side) beyond a face's box its pips are counted again."""
-
-
-def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[Element], list[str]]:
-    """Pips the faces do not explain: a die missed whole, or a face read short.
-
-    An independent look for pip-like spots (:func:`pip_spots`) at the size the faces
-    read imply. Two or more alike spots clear of every face are a die no face covers
-    (``unexplained``, even when the contrast map saw no die there: a green die on green
-    gravel). A face near which more alike spots lie, laid out point-symmetric as on a die
-    and no more than six, than pips were read was cut short (a pip on its outline went
-    with the table): a ``problem``.
-    """
-    boxes = [bounds(e) for e in elements]
-    side = float(np.median([np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in boxes]))
-    spots = pip_spots(image_bgr, side)
-    loose = [q for q in spots if not any(_near(q, b, SPOT_FACE_MARGIN * side) for b in boxes)]
-    unexplained: list[Element] = []
-    for group in _spot_groups(loose, SPOT_REACH * side):
-        alike = _alike(group)
-        if len(alike) < 2:
-            continue
-        pad = 0.25 * side
-        xs, ys = [q.x for q in alike], [q.y for q in alike]
-        xyxy = (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
-        unexplained.append(box(xyxy, reason=f"{len(alike)} pip-like spots that no die face covers"))
-    problems: list[str] = []
-    centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in boxes]
-    for k, (e, b) in enumerate(zip(elements, boxes, strict=True)):
-        read = e.fields.get("pips")
-        if read is None:
-            continue
-        own = np.sqrt(max((b[2] - b[0]) * (b[3] - b[1]), 1.0))
-        mine = _alike([
-            q for q in spots
-            if _near(q, b, SPOT_FACE_GROW * own)
-            and _nearest(q, centres) == k
-        ])  # fmt: skip
-        if not int(read) < len(mine) <= 6:
-            continue
-        points = [(q.x, q.y) for q in mine]
-        mean = (float(np.mean([x for x, _ in points])), float(np.mean([y for _, y in points])))
-        if _symmetric(points, mean, SYMMETRY_TOLERANCE * own):
-            problems.append(
-                f"a face read as {read} pips has {len(mine)} pip-like spots: cut short?"
-            )
-    return unexplained, problems
-
-
-def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
-    """Round spots of a pip's size that stand out from a flat surround (light or dark).
-
-    Pixels far (``SPOT_CONTRAST``) from the mean of a window six pips wide, in blobs of
-    about a pip's area (0.3-2.5x) and round; kept when the ring around them is mostly one
-    colour (``SPOT_RING_SHARE``) that the spot differs from. Large pips are sought on a
-    copy where they are ``SPOT_WORK_RADIUS`` px wide (when that saves a quarter of the size).
-    """
-    r = SPOT_RADIUS_SHARE * side
-    f = min(1.0, SPOT_WORK_RADIUS / max(r, 1e-6))
-    small = image_bgr
-    if f < 0.75:  # a smaller resize saves less than it costs
-        h, w = image_bgr.shape[:2]
-        size = (max(1, round(w * f)), max(1, round(h * f)))
-        small = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA)
-    f = small.shape[1] / image_bgr.shape[1]
-    r *= f
-    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)
-    k = max(3, round(6 * r) | 1)
-    diff = cv2.absdiff(lab, cv2.blur(lab, (k, k)))
-    squared = cv2.transform(cv2.multiply(diff, diff, dtype=cv2.CV_32F), np.ones((1, 3), np.float32))
-    mask = cv2.morphologyEx(
-        (squared > SPOT_CONTRAST**2).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
-    )
-    n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask)
-    pip_area = np.pi * r * r
-    spots: list[Spot] = []
-    for i in range(1, n):
-        area = float(stats[i, cv2.CC_STAT_AREA])
-        bw, bh = int(stats[i, cv2.CC_STAT_WIDTH]), int(stats[i, cv2.CC_STAT_HEIGHT])
-        if not 0.3 * pip_area <= area <= 2.5 * pip_area or max(bw, bh) > 1.6 * max(min(bw, bh), 1):
-            continue
-        x, y = int(stats[i, cv2.CC_STAT_LEFT]), int(stats[i, cv2.CC_STAT_TOP])
-        blob = labels[y : y + bh, x : x + bw] == i
-        points = np.argwhere(blob)[:, ::-1].astype(np.float32)
-        _, enclosing = cv2.minEnclosingCircle(points)
-        if area < 0.5 * np.pi * enclosing**2:
-            continue
-        spot = _ringed(lab, float(centroids[i][0]), float(centroids[i][1]), area, blob, (x, y))
-        if spot is not None:
-            spots.append(spot._replace(x=spot.x / f, y=spot.y / f, radius=spot.radius / f))
-    return spots
-
-
-def _ringed(
-    lab: np.ndarray, cx: float, cy: float, area: float, blob: np.ndarray, at: tuple[int, int]
-) -> Spot | None:
-    """The spot and its ring's colour; ``None`` if the ring is cut, mottled or like the spot."""
-    radius = float(np.sqrt(area / np.pi))
-    h, w = lab.shape[:2]
-    x1, y1 = int(cx - 3 * radius), int(cy - 3 * radius)
-    x2, y2 = int(cx + 3 * radius) + 1, int(cy + 3 * radius) + 1
-    if x1 < 0 or y1 < 0 or x2 > w or y2 > h:
-        return None  # at the image's edge: a pip would be cut, a blob there may be anything
-    yy, xx = np.mgrid[y1:y2, x1:x2]
-    d = np.hypot(xx - cx, yy - cy)
-    ring = lab[y1:y2, x1:x2][(d >= 1.6 * radius) & (d <= 2.6 * radius)].astype(np.float32)
-    if len(ring) < 8:
-        return None
-    face = np.median(ring, axis=0)
-    colour = lab[at[1] : at[1] + blob.shape[0], at[0] : at[0] + blob.shape[1]][blob].mean(axis=0)
-    colour = colour.astype(np.float32)
-    flat = float((np.linalg.norm(ring - face, axis=1) < SPOT_RING_TOLERANCE).mean())
-    like = float((np.linalg.norm(ring - colour, axis=1) < SPOT_ALIKE).mean())
-    if like > SPOT_RING_LIKE:
-        return None  # a piece of a larger blob (an ellipse or a stick the window split)
-    if flat < SPOT_RING_SHARE or float(np.linalg.norm(colour - face)) < 0.8 * SPOT_CONTRAST:
-        return None
-    return Spot(cx, cy, radius, colour, face)
-
-
-def _alike(spots: list[Spot]) -> list[Spot]:
-    """The largest set of spots of one size and colour on one face colour (a die's pips)."""
-    best: list[Spot] = []
-    for q in spots:
-        same = [
-            p for p in spots
-            if 0.7 <= p.radius / q.radius <= 1.4
-            and float(np.linalg.norm(p.colour - q.colour)) < SPOT_ALIKE
-            and float(np.linalg.norm(p.ring - q.ring)) < SPOT_ALIKE
-        ]  # fmt: skip
-        if len(same) > len(best):
-            best = same
-    return best
-
-
-def _spot_groups(spots: list[Spot], reach: float) -> list[list[Spot]]:
-    """Spots linked through neighbours at most ``reach`` apart, in the order first seen."""
-    if not spots:
-        return []
-    xy = np.array([(q.x, q.y) for q in spots])
-    _, labels = connected_components(csr_matrix(cdist(xy, xy) <= reach), directed=False)
-    groups: dict[int, list[Spot]] = {}
-    for label, q in zip(labels.tolist(), spots, strict=True):
-        groups.setdefault(label, []).append(q)
-    return list(groups.values())
-
-
-def _near(q: Spot, xyxy: tuple[float, float, float, float], margin: float) -> bool:
-    """Whether the spot's centre lies in the box grown by ``margin``."""
-    x1, y1, x2, y2 = xyxy
-    return x1 - margin <= q.x <= x2 + margin and y1 - margin <= q.y <= y2 + margin
-
-
-def _nearest(q: Spot, centres: list[tuple[float, float]]) -> int:
-    """Index of the face centre closest to the spot (a pip between two dice is one's)."""
-    return min(
-        range(len(centres)), key=lambda k: np.hypot(q.x - centres[k][0], q.y - centres[k][1])
-    )
 
 
 def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
@@ -791,13 +597,6 @@ def count_pips(
 
 CORE_LEVELS = (0.6, 0.5, 0.7, 0.8, 0.9, 0.4)
 """Distance-transform levels (shares of the blob's largest) tried to split touching pips."""
-SYMMETRY_TOLERANCE = 0.12
-"""How far (share of the face side) a pip's mirror image through the face centre may lie from
-the nearest pip: every face 1-6 is point-symmetric, so a lone unmatched pip means one missed."""
-
-OFF_CENTRE = 1.5
-"""How far the pips' mean may lie from the face centre, in ``SYMMETRY_TOLERANCE`` units."""
-
 Reading = tuple[int, int, float, list[tuple[float, float]]]
 """(pips by cores, pips by area, radius, pip centres) of one spot."""
 
@@ -856,26 +655,6 @@ def _total(
         centres.extend(where)
     if not 1 <= total <= 6:
         return None, f"{total} pips is not a die face"
-    if centre[0] >= 0 and not _symmetric(centres, centre, SYMMETRY_TOLERANCE * side):
+    if centre[0] >= 0 and not symmetric(centres, centre, SYMMETRY_TOLERANCE * side):
         return None, f"{total} pips not laid out as on a die face (one hidden or missed?)"
     return total, ""
-
-
-def _symmetric(
-    centres: list[tuple[float, float]], centre: tuple[float, float], tolerance: float
-) -> bool:
-    """Whether the pips are point-symmetric about their mean, which lies near the face centre.
-
-    The face centre (from its outline) is off by bevels and shading, so it only bounds
-    where the pips' mean may lie (``OFF_CENTRE`` x ``tolerance``); the symmetry itself
-    is tested about the mean: each pip's mirror image within ``tolerance`` of a pip.
-    """
-    mx = float(np.mean([x for x, _ in centres]))
-    my = float(np.mean([y for _, y in centres]))
-    if np.hypot(mx - centre[0], my - centre[1]) > OFF_CENTRE * tolerance:
-        return False
-    for x, y in centres:
-        rx, ry = 2 * mx - x, 2 * my - y
-        if min(np.hypot(rx - px, ry - py) for px, py in centres) > tolerance:
-            return False
-    return True

@@ -12,7 +12,7 @@ import pytest
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._tuning import draw_die
-from groundeval.grounding.proposers import opencv_dice
+from groundeval.grounding.proposers import _pip_scan, opencv_dice
 from groundeval.programs._model import GroundSpec
 
 TABLE_BGR = (35, 70, 120)
@@ -59,9 +59,9 @@ def test_symmetry_tolerates_a_shifted_outline_but_not_a_lone_pip() -> None:
     side = 60.0
     two = [(15.0, 45.0), (45.0, 15.0)]
     # the outline's centre 5 px off the pips' mean (bevel, shading): still a face
-    assert opencv_dice._symmetric(two, (35.0, 30.0), opencv_dice.SYMMETRY_TOLERANCE * side)
+    assert _pip_scan.symmetric(two, (35.0, 30.0), _pip_scan.SYMMETRY_TOLERANCE * side)
     # one corner pip alone (a two whose other pip was missed) lies far from the centre
-    assert not opencv_dice._symmetric(two[:1], (30.0, 30.0), opencv_dice.SYMMETRY_TOLERANCE * side)
+    assert not _pip_scan.symmetric(two[:1], (30.0, 30.0), _pip_scan.SYMMETRY_TOLERANCE * side)
 
 
 def test_pips_notching_a_coloured_face_are_counted() -> None:
@@ -155,10 +155,10 @@ def test_a_face_read_short_is_a_problem() -> None:
     img = _table((190, 190, 190))
     _flat_die(img, 320, 240, [(-1, -1), (0, 0), (1, 1)])
     short = opencv_dice.box((285.0, 205.0, 336.0, 275.0), pips=2)
-    _, problems = opencv_dice.pip_evidence(_finish(img), [short])
+    _, problems = _pip_scan.pip_evidence(_finish(img), [short])
     assert problems and "3 pip-like spots" in problems[0]
     whole = opencv_dice.box((285.0, 205.0, 355.0, 275.0), pips=3)
-    assert opencv_dice.pip_evidence(_finish(img), [whole]) == ([], [])
+    assert _pip_scan.pip_evidence(_finish(img), [whole]) == ([], [])
 
 
 def test_pieces_of_an_ellipse_or_a_stick_are_no_pips() -> None:
@@ -167,10 +167,10 @@ def test_pieces_of_an_ellipse_or_a_stick_are_no_pips() -> None:
     img = _table()
     cv2.ellipse(img, (320, 240), (23, 11), 20, 0, 360, (40, 150, 230), -1)
     cv2.line(img, (100, 100), (160, 60), (200, 60, 220), 4)
-    assert opencv_dice.pip_spots(_finish(img), 62.0) == []
+    assert _pip_scan.pip_spots(_finish(img), 62.0) == []
     pips = _table((190, 190, 190))
     _flat_die(pips, 320, 240, [(-1, -1), (1, -1), (-1, 1), (1, 1)])
-    assert len(opencv_dice.pip_spots(_finish(pips), 70.0)) == 4
+    assert len(_pip_scan.pip_spots(_finish(pips), 70.0)) == 4
 
 
 def test_a_die_the_colour_of_the_table_is_flagged_by_its_pips() -> None:
