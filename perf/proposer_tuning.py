@@ -25,7 +25,6 @@ images with every question right (exact) are printed per proposer.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import os
 import time
@@ -85,8 +84,6 @@ OUTSTYLE_PATHS: dict[str, list[str]] = {
     "sun": ["opencv.color_region"],
 }
 """Proposers scored per out-of-style scene kind (``--outstyle-scenes`` picks the kinds)."""
-KEPT_PARAMS = {"opencv.color_region": ("ranges",)}
-"""Program params that are inputs, not tuning (kept when the proposer is swapped)."""
 
 
 def seed_range(text: str) -> range:
@@ -106,57 +103,23 @@ def seed_range(text: str) -> range:
 
 
 def grade_outstyle(task: tuple[str, int, str]) -> tuple[list[str], list[str]]:
-    """Verdicts (right / wrong / withheld / error) of one out-of-style item's questions."""
-    return asyncio.run(_grade_outstyle(*task))
+    """Verdicts (right / wrong / withheld / error) of one out-of-style item's questions.
 
+    Graded exactly as ``perf/synthetic_accuracy.py`` grades its out-of-style items (one
+    grading loop for tuning and reporting), plus a note for each wrong decision.
+    """
+    from synthetic_accuracy import Task, grade, verdict  # perf/ is on sys.path
 
-async def _grade_outstyle(scene: str, seed: int, path: str) -> tuple[list[str], list[str]]:
-    from groundeval.benchmarks.synthetic import encode_png
-    from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
-    from groundeval.grounding._loop import run_grounding
-    from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
-    from groundeval.judges._protocol import ImagePart
-    from groundeval.programs._checks import CheckError, run_check
-    from groundeval.state import Provenance, StateFile
+    from groundeval.benchmarks.synthetic.outstyle import DIFFICULTY
 
-    s = generate_out(scene, seed)
-    h, w = s.image_bgr.shape[:2]
-    image = ImagePart(encode_png(s.image_bgr), "image/png", (w, h))
-    verdicts: list[str] = []
-    notes: list[str] = []
-    for program in s.programs:
-        states: dict[str, StateFile] = {}
-        for q in program.questions:
-            source = program.state_source(q)
-            if source is None:
-                continue
-            if source not in states:
-                spec = program.question(source).ground
-                assert spec is not None
-                keep = {k: v for k, v in spec.params.items() if k in KEPT_PARAMS.get(path, ())}
-                spec = type(spec).model_validate(
-                    {**spec.model_dump(), "proposer": path, "params": keep,
-                     "verifier": "offline", "agree_with": []}
-                )  # fmt: skip
-                states[source] = await run_grounding(
-                    image_bgr=s.image_bgr, image=image, spec=spec, ask=q.ask, item_id=s.id,
-                    question_id=source, provenance=Provenance(toolkit_version="tuning"),
-                )  # fmt: skip
-            state = states[source]
-            if state.status != "grounded":
-                verdict = "error" if state.status == "error" else "withheld"
-            else:
-                try:
-                    said = "pass" if run_check(q.check, state).score >= 1.0 else "fail"
-                    truth = s.truth["answers"][f"{program.id}/{q.id}"]
-                    verdict = "right" if said == truth else "wrong"
-                except CheckError:
-                    verdict = "error"
-            verdicts.append(verdict)
-            if verdict == "wrong":
-                fields = [dict(e.fields) for e in state.elements]
-                notes.append(f"  {path} {scene} seed {seed} {q.id}: truth count "
-                             f"{s.truth.get('count')}, got {len(fields)} {fields}")  # fmt: skip
+    scene, seed, path = task
+    rows = grade(Task("out", scene, DIFFICULTY, seed, path))
+    verdicts = [verdict(outcome, truth) for _, outcome, truth in rows]
+    notes = [
+        f"  {path} {scene} seed {seed} {key}: said {outcome}, truth {truth}"
+        for (key, outcome, truth), v in zip(rows, verdicts, strict=True)
+        if v == "wrong"
+    ]
     return verdicts, notes
 
 
