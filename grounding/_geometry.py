@@ -461,6 +461,12 @@ def element_xyxy(e: Element) -> tuple[float, float, float, float]:
     return min(xs), min(ys), max(xs), max(ys)
 
 
+def where_label(e: Element) -> str:
+    """The element's bounds as ``[x1, y1, x2, y2]`` in whole pixels, for messages."""
+    x1, y1, x2, y2 = element_xyxy(e)
+    return f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]"
+
+
 def area_iou(a: Element, b: Element) -> float:
     """Box IoU, or true polygon IoU (bounds IoU when a polygon is too broken for shapely)."""
     if a.kind == "polygon":

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._draw import draw_marks
-from groundeval.grounding._geometry import holds_centre, same_object
+from groundeval.grounding._geometry import holds_centre, same_object, where_label
 from groundeval.grounding._protocol import (
     Feedback,
     Proposal,
@@ -158,7 +158,7 @@ class _Open:
     def as_missing(self) -> list[str]:
         """The open points in words, for the next round's feedback and the final reason."""
         return [
-            *(f"unexplained region at {_where(u)}: {u.reason or 'no element covers it'}"
+            *(f"unexplained region at {where_label(u)}: {u.reason or 'no element covers it'}"
               for u in self.unexplained),
             *(f"problem: {p}" for p in self.problems),
             *(f"unusable proposal: {d}" for d in self.dropped),
@@ -468,12 +468,6 @@ def _doubled(kept: list[Element], accepted: list[Element], index: int) -> str:
                 "one behind the other (a retry never buys confidence)"
             )
     return ""
-
-
-def _where(e: Element) -> str:
-    pts = [*([e.xyxy_px[:2], e.xyxy_px[2:]] if e.xyxy_px else []), *(e.points_px or [])]
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return f"[{min(xs):.0f}, {min(ys):.0f}, {max(xs):.0f}, {max(ys):.0f}]"
 
 
 def _open_points(run: _Run) -> str:

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import cv2
 import numpy as np
 
-from groundeval.grounding._geometry import element_xyxy
+from groundeval.grounding._geometry import element_xyxy, where_label
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.state import Element, GroundSpec
@@ -96,7 +96,7 @@ class OCRProposer(CVProposer):
         for e in elements:
             doubt = reading_doubt(grey, e)
             if doubt:
-                review.problems.append(f"text {e.fields['text']!r} at {_where(e)}: {doubt}")
+                review.problems.append(f"text {e.fields['text']!r} at {where_label(e)}: {doubt}")
                 e = e.model_copy(update={"fields": {**e.fields, "text": None}})
             checked.append(e)
         return checked, review
@@ -156,8 +156,3 @@ def widest_ink_gap(crop: np.ndarray) -> tuple[int, int]:
     if cols.size < 2:
         return 0, 0
     return int(np.diff(cols).max()) - 1, int(rows[-1] - rows[0] + 1)
-
-
-def _where(e: Element) -> str:
-    x1, y1, x2, y2 = element_xyxy(e)
-    return f"({x1:.0f},{y1:.0f})-({x2:.0f},{y2:.0f})"
