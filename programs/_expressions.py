@@ -313,14 +313,8 @@ class _Run:
         return a + b
 
 
-_ABSENT = object()
-
-
 def _attribute(base: Any, name: str, source: str) -> Any:
     """``base.name``: only an element's fields and geometry, never a Python attribute."""
-    if type(base) is ElementView:
-        found = base._values.get(name, _ABSENT)  # fields, id, kind, geometry once computed
-        return base.value(name) if found is _ABSENT else found
     if not isinstance(base, ElementView):
         raise CheckError(
             f"'{source}': attributes can only be read from an element, "

@@ -119,16 +119,18 @@ class ElementView:
 
     def value(self, name: str) -> Any:
         """A field or geometric value by name; :class:`CheckError` naming both when absent."""
-        if name not in self._values and name in GEOMETRY_NAMES:
-            self.geometry  # noqa: B018  (computes and caches the geometric values)
         try:
-            return self._values[name]
+            return self._values[name]  # fields, id, kind, and geometry once computed
         except KeyError:
-            fields = ", ".join(self._element.fields) or "none"
-            raise CheckError(
-                f"element #{self._element.id} ({self._element.kind}) has no field {name!r} "
-                f"(fields: {fields}; geometry: {', '.join(GEOMETRY_NAMES)})"
-            ) from None
+            pass
+        if name in GEOMETRY_NAMES:
+            self.geometry  # noqa: B018  (computes and caches the geometric values)
+            return self._values[name]
+        fields = ", ".join(self._element.fields) or "none"
+        raise CheckError(
+            f"element #{self._element.id} ({self._element.kind}) has no field {name!r} "
+            f"(fields: {fields}; geometry: {', '.join(GEOMETRY_NAMES)})"
+        )
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
