@@ -129,6 +129,9 @@ def truth_elements(scene: Any) -> list[Element]:
     if scene.scene == "dice":
         for d in t["dice"]:
             add("box", xyxy_px=d["xyxy_px"], fields={"pips": d["pips"]})
+    elif scene.scene == "rows":
+        for c in t["discs"]:
+            add("box", xyxy_px=c["xyxy_px"], fields={"radius_px": c["radius_px"]})
     elif scene.scene == "coins":
         for c in t["coins"]:
             add("box", xyxy_px=c["xyxy_px"], fields={"radius_px": c["radius_px"]})

@@ -7,7 +7,8 @@ and lighter or darker pips, rounded corners, rotation and perspective; coins of
 seven metals with rims, embossing and highlights) alpha-composited with cast
 shadows onto procedural wood grain, woven cloth, cloudy gradients and
 scikit-image photographs, then lit unevenly, blurred, noised and JPEG-encoded;
-plus bar charts, compass dials and suns in the same spirit. Truth and programs
+plus bar charts, compass dials, suns and rows of tokens or coins in the same
+spirit. Truth and programs
 use the in-style suite's format, so the same graders run on both.
 
 Report on seeds from :data:`REPORT_SEED0` up; nothing in groundeval is tuned on

@@ -1,4 +1,4 @@
-"""The five out-of-style scenes: dice, coins, bar charts, compass dials and suns.
+"""The out-of-style scenes: dice, coins, bar charts, compass dials, suns and rows.
 
 Each maker takes ``(item_id, seed, rng)`` and returns a :class:`Scene` whose
 truth lists what was drawn and the expected outcome of every question, in the
@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from groundeval.benchmarks.synthetic import _rows
 from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.benchmarks.synthetic.outstyle import _sprites, _surface
 from groundeval.programs import Program
@@ -165,6 +166,58 @@ def coins(item_id: str, seed: int, rng: np.random.Generator) -> Scene:
     }
     truth = {"table": table, "coins": truth_coins, "count": count, "answers": answers}
     return Scene(item_id, "coins", DIFFICULTY, seed, image, truth, [program])
+
+
+TOKEN_COLOURS: dict[str, _sprites.Rgb] = {
+    "ivory": (0.92, 0.88, 0.78), "red": (0.80, 0.16, 0.14), "teal": (0.12, 0.55, 0.55),
+    "black": (0.12, 0.12, 0.13), "yellow": (0.94, 0.78, 0.20), "blue": (0.18, 0.30, 0.75),
+}  # fmt: skip
+"""Colours of the row scene's game tokens (coins use the sprite metals)."""
+
+
+def rows(item_id: str, seed: int, rng: np.random.Generator) -> Scene:
+    """A row of 8-11 tokens or coins on a tilted table: one shared size, or growing, or broken.
+
+    Sizes and the break come from the in-style row's rule (``_rows._radii``), the
+    drawing does not: sprites with bevels, grooves or button holes, one camera
+    tilt for the whole row (so every disc keeps its true size ratio), a cast
+    shadow, a textured table and the usual development.
+    """
+    table, img = _surface.backdrop(rng, H, W, _surface.TEXTURES)
+    n = int(rng.integers(8, 12))
+    mode = "same" if rng.random() < 0.5 else "increasing"
+    broken = rng.random() < 0.45
+    radii = _rows._radii(rng, n, mode, broken)
+    squash = float(rng.uniform(0.85, 1.0))
+    tilt = float(rng.uniform(-4, 4))
+    kind = str(rng.choice(["token", "coin"]))
+    colour = str(rng.choice(list(TOKEN_COLOURS)))
+    metal = str(rng.choice(list(_sprites.METALS)))
+    shadow = _shadow(rng, 2 * float(np.median(radii)))
+    step = (W - 40) / n
+    y0 = H / 2 + float(rng.uniform(-60, 60))
+    slope = float(rng.uniform(-0.15, 0.15))
+    discs: list[dict[str, Any]] = []
+    for i, r in enumerate(radii):
+        x = 20 + step * (i + 0.5)
+        y = y0 + slope * (x - W / 2)
+        face = (_sprites.token_face(r, TOKEN_COLOURS[colour], rng) if kind == "token"
+                else _sprites.coin_face(r, metal, rng))  # fmt: skip
+        sprite = _sprites.flat_disc(face, x, y, squash, tilt)
+        _surface.composite(img, sprite.rgba, sprite.x0, sprite.y0, shadow)
+        discs.append({"xyxy_px": [round(v, 2) for v in sprite.box()],
+                      "center_px": [round(x, 2), round(y, 2)],
+                      "radius_px": round(r * float(np.sqrt(squash)), 2)})  # fmt: skip
+    image = _surface.develop(rng, img)
+    program = _rows.program_for(item_id, DIFFICULTY, n, mode)
+    answers = {
+        f"{item_id}/g1": "pass",
+        f"{item_id}/h1": "fail" if broken else "pass",
+        f"{item_id}/h2": "pass",
+    }
+    truth = {"table": table, "mode": mode, "broken": broken, "discs": discs,
+             "disc": colour if kind == "token" else metal, "answers": answers}  # fmt: skip
+    return Scene(item_id, "rows", DIFFICULTY, seed, image, truth, [program])
 
 
 LABEL_SETS = (

@@ -190,6 +190,37 @@ def _relief(n: int, r: float, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(cv2.GaussianBlur(height, (0, 0), max(1.0, r * 0.02)), np.float32)
 
 
+def token_face(radius: float, colour: Rgb, rng: np.random.Generator) -> np.ndarray:
+    """A flat game token at 4x: one colour, a lit bevel, a ring groove, sometimes two holes."""
+    n = round(2 * radius * SUPER) + 2
+    r = n / 2 - 1
+    yy, xx = np.mgrid[0:n, 0:n].astype(np.float32) - n / 2 + 0.5
+    d = np.hypot(xx, yy) / r
+    light = float(rng.uniform(-np.pi, np.pi))
+    phi = np.arctan2(yy, xx)
+    bevel = np.clip((d - 0.86) / 0.14, 0, 1) * np.cos(phi - light)
+    tone = 0.92 + 0.18 * bevel - 0.05 * d
+    groove = np.abs(d - float(rng.uniform(0.55, 0.75))) < 0.03
+    tone = np.where(groove, tone * 0.78, tone)
+    alpha = np.clip((r - np.hypot(xx, yy)) / SUPER + 0.5, 0, 1)
+    if rng.random() < 0.4:  # a button: two holes show the table through
+        for sx in (-0.22, 0.22):
+            hole = np.hypot(xx - sx * r, yy) < 0.1 * r
+            alpha = np.where(hole, 0.0, alpha)
+    rgb = np.array(colour, np.float32)[None, None, :] * tone[..., None]
+    return np.asarray(np.clip(np.dstack([rgb, alpha]), 0, 1), np.float32)
+
+
+def flat_disc(flat: np.ndarray, cx: float, cy: float, squash: float, tilt_deg: float) -> Sprite:
+    """A flat disc drawing seen with the whole table's tilt (the same squash for every disc)."""
+    span = flat.shape[0] / SUPER
+    t = np.radians(tilt_deg)
+    unit = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * [span, span * squash]
+    c, s = np.cos(t), np.sin(t)
+    rot = np.stack([unit[:, 0] * c - unit[:, 1] * s, unit[:, 0] * s + unit[:, 1] * c], axis=1)
+    return warp(flat, np.asarray(rot + np.array([cx, cy]), np.float32))
+
+
 def coin(
     rng: np.random.Generator, cx: float, cy: float, radius: float, metal: str
 ) -> tuple[Sprite, float]:

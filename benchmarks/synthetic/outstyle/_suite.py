@@ -18,6 +18,7 @@ SCENES: dict[str, SceneMaker] = {
     "bars": _scenes.bars,
     "compass": _scenes.compass,
     "sun": _scenes.sun,
+    "rows": _scenes.rows,
 }
 DIFFICULTY = _scenes.DIFFICULTY
 REPORT_SEED0 = 700_000
