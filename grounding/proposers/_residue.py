@@ -21,7 +21,7 @@ are a *problem* (texture, clutter) rather than a long list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -60,6 +60,8 @@ class ContrastMap:
     """Pixels contrasting enough (0/255), opened and with holes filled."""
     level: float
     """The distance cut actually used."""
+    closed: np.ndarray | None = field(default=None, repr=False)
+    """The cut map closed, before opening and filling (the opened looks start from it)."""
 
 
 def contrast_map(
@@ -88,7 +90,7 @@ def contrast_map(
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     filled = np.zeros_like(mask)
     cv2.drawContours(filled, contours, -1, 255, -1)
-    return ContrastMap(scale, distance, filled, level)
+    return ContrastMap(scale, distance, filled, level, closed)
 
 
 def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
@@ -102,14 +104,16 @@ def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
     if k < 3:
         return cmap
     # open the raw map, then fill: lines closing a loop must not leave a filled blob behind
-    raw = (cmap.distance > cmap.level).astype(np.uint8) * 255
-    closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    closed = cmap.closed
+    if closed is None:
+        raw = (cmap.distance > cmap.level).astype(np.uint8) * 255
+        closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k | 1, k | 1))
     mask = np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     filled = np.zeros_like(mask)
     cv2.drawContours(filled, contours, -1, 255, -1)
-    return ContrastMap(cmap.scale, cmap.distance, filled, cmap.level)
+    return ContrastMap(cmap.scale, cmap.distance, filled, cmap.level, closed)
 
 
 def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int = 2) -> ContrastMap:
@@ -130,7 +134,7 @@ def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int 
             -1,
         )
     mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
-    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level)
+    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, cmap.closed)
 
 
 def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
@@ -196,6 +200,22 @@ def sizes_from(
     return Sizes(hint_min_area_px, hint_max_area_px, 6.0 * side)
 
 
+def covered_mask(cmap: ContrastMap, elements: list[Element]) -> np.ndarray:
+    """1 inside every element's box (a pixel wider, work-copy pixels), 0 elsewhere."""
+    s = cmap.scale
+    covered = np.zeros(cmap.mask.shape, np.uint8)
+    for e in elements:
+        x1, y1, x2, y2 = bounds(e)
+        cv2.rectangle(
+            covered,
+            (int(x1 * s) - 1, int(y1 * s) - 1),
+            (int(np.ceil(x2 * s)) + 1, int(np.ceil(y2 * s)) + 1),
+            1,
+            -1,
+        )
+    return covered
+
+
 def unexplained_regions(
     cmap: ContrastMap,
     elements: list[Element],
@@ -219,18 +239,8 @@ def unexplained_regions(
     that (a square is 0.64-0.78 there, a disc 0.82 or more) when its fill is at least
     ``RELAXED_RECT_FILL`` and its aspect at most 1.2 (an ellipse is not round either).
     """
-    sh, sw = cmap.mask.shape
     s = cmap.scale
-    covered = np.zeros((sh, sw), np.uint8)
-    for e in elements:
-        x1, y1, x2, y2 = bounds(e)
-        cv2.rectangle(
-            covered,
-            (int(x1 * s) - 1, int(y1 * s) - 1),
-            (int(np.ceil(x2 * s)) + 1, int(np.ceil(y2 * s)) + 1),
-            1,
-            -1,
-        )
+    covered: np.ndarray | None = None  # drawn once a region needs it
     contours, _ = cv2.findContours(cmap.mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     found: list[Element] = []
     compact = 0
@@ -255,7 +265,10 @@ def unexplained_regions(
             continue
         compact += 1
         x, y, bw, bh = cv2.boundingRect(contour)
-        share = float(covered[y : y + bh, x : x + bw].mean()) if bw and bh else 1.0
+        if covered is None:
+            covered = covered_mask(cmap, elements)
+        # the share of the region's box that elements cover (a count: np.mean's exact value)
+        share = cv2.countNonZero(covered[y : y + bh, x : x + bw]) / (bw * bh) if bw and bh else 1.0
         if share >= covered_share:
             continue
         xyxy = (x / s, y / s, (x + bw) / s, (y + bh) / s)
@@ -267,7 +280,7 @@ def unexplained_regions(
             )
         )
     problems: list[str] = []
-    lit = float((cmap.mask > 0).mean())
+    lit = cv2.countNonZero(cmap.mask) / cmap.mask.size
     if lit > 0.5:
         problems.append(
             f"{lit:.0%} of the image contrasts with its surroundings: texture or clutter, "
