@@ -44,9 +44,11 @@ SCENES = {"ocr": "bars", "opencv.lines": "compass", "opencv.color_region": "sun"
 ROWS: list[tuple[str, str, dict[str, Any]]] = [
     ("yolo.dice (.onnx)", "yolo.dice", {}),
     ("yolo.dice (.pt)", "yolo.dice", {"weights": "dice_yolov8n.pt"}),
+    ("yolo.coins (.onnx)", "yolo.coins", {}),
+    ("yolo.coins (.pt)", "yolo.coins", {"weights": "coins_yolov8n.pt"}),
 ]
 """Learned proposers need weights: one row per weights file (.pt needs the yolo extra)."""
-NEEDS_WEIGHTS = {"yolo", "yolo.dice", "yoloworld", "sam", "fastsam"}
+NEEDS_WEIGHTS = {"yolo", "yolo.dice", "yolo.coins", "yoloworld", "sam", "fastsam"}
 
 
 def builtin_image(scene: str, size_wh: tuple[int, int], seed: int = 0) -> np.ndarray:

@@ -43,7 +43,12 @@ from typing import Any
 
 PATHS: dict[str, list[str]] = {
     "dice": ["opencv.dice", "yolo.dice", "opencv.dice+yolo.dice"],
-    "coins": ["opencv.contours", "opencv.circles", "opencv.contours+opencv.circles"],
+    "coins": [
+        "opencv.contours",
+        "opencv.circles",
+        "opencv.contours+opencv.circles",
+        "yolo.coins",
+    ],
     "bars": ["ocr"],
     "compass": ["opencv.lines"],
     "sun": ["opencv.color_region"],

@@ -55,18 +55,21 @@ STEM = "dice_yolov8n"
 
 def dice_scene(difficulty: str, seed: int) -> Scene:
     """One synthetic dice scene, exactly as the benchmark renders it."""
-    import numpy as np
+    return benchmark_scene("dice", difficulty, seed)
 
-    return SCENES["dice"](
-        f"dice-{difficulty}-{seed}", difficulty, seed, np.random.default_rng(seed)
+
+def benchmark_scene(kind: str, difficulty: str, seed: int) -> Scene:
+    """One in-style synthetic scene of ``kind``, exactly as the benchmark renders it."""
+    return SCENES[kind](
+        f"{kind}-{difficulty}-{seed}", difficulty, seed, np.random.default_rng(seed)
     )
 
 
-def yolo_label(scene: Scene) -> str:
-    """One ``0 cx cy w h`` line per die, normalised to the image size."""
+def yolo_label(scene: Scene, key: str = "dice") -> str:
+    """One ``0 cx cy w h`` line per die (``truth[key]``), normalised to the image size."""
     h, w = scene.image_bgr.shape[:2]
     boxes = []
-    for die in scene.truth["dice"]:
+    for die in scene.truth[key]:
         x1, y1, x2, y2 = (float(v) for v in die["xyxy_px"])
         boxes.append([max(x1, 0), max(y1, 0), min(x2, w), min(y2, h)])
     return box_label(boxes, h, w)
@@ -107,11 +110,13 @@ def write_split(
     per_difficulty: int,
     randomised: int = 0,
     outstyle_seeds: range = range(0),
+    kind: str = "dice",
 ) -> int:
     """Render the split's scenes; return how many.
 
     ``randomised`` domain-randomised scenes, ``per_difficulty`` in-style scenes of
-    each difficulty and one out-of-style dice scene per seed in ``outstyle_seeds``.
+    each difficulty and one out-of-style scene per seed in ``outstyle_seeds``, all of
+    scene ``kind`` (the truth's box list is ``truth[kind]``).
     """
     (root / "images" / split).mkdir(parents=True, exist_ok=True)
     (root / "labels" / split).mkdir(parents=True, exist_ok=True)
@@ -123,15 +128,15 @@ def write_split(
         count += 1
     for difficulty in DIFFICULTIES:
         for seed in range(seed0, seed0 + per_difficulty):
-            scene = dice_scene(difficulty, seed)
-            _save(root, split, f"{difficulty}_{seed}", scene.image_bgr, yolo_label(scene))
+            scene = benchmark_scene(kind, difficulty, seed)
+            _save(root, split, f"{difficulty}_{seed}", scene.image_bgr, yolo_label(scene, kind))
             count += 1
     if outstyle_seeds:
         from groundeval.benchmarks.synthetic import outstyle
 
         for seed in outstyle_seeds:
-            scene = outstyle.generate("dice", seed)
-            _save(root, split, f"outstyle_{seed}", scene.image_bgr, yolo_label(scene))
+            scene = outstyle.generate(kind, seed)
+            _save(root, split, f"outstyle_{seed}", scene.image_bgr, yolo_label(scene, kind))
             count += 1
     return count
 
@@ -144,19 +149,29 @@ def write_dataset(
     val_random: int = 0,
     train_outstyle: range = range(0),
     val_outstyle: range = range(0),
+    kind: str = "dice",
+    class_name: str = "die",
 ) -> Path:
     """The whole dataset and its ``data.yaml``; returns the YAML path."""
-    write_split(root, "train", TRAIN_SEED0, train_per_difficulty, train_random, train_outstyle)
-    write_split(root, "val", VAL_SEED0, val_per_difficulty, val_random, val_outstyle)
+    write_split(
+        root, "train", TRAIN_SEED0, train_per_difficulty, train_random, train_outstyle, kind
+    )
+    write_split(root, "val", VAL_SEED0, val_per_difficulty, val_random, val_outstyle, kind)
     yaml_path = root / "data.yaml"
     yaml_path.write_text(
-        f"path: {root.as_posix()}\ntrain: images/train\nval: images/val\nnames:\n  0: die\n"
+        f"path: {root.as_posix()}\ntrain: images/train\nval: images/val\n"
+        f"names:\n  0: {class_name}\n"
     )
     return yaml_path
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
-    """Render, train, validate, export; return the figures for the model card."""
+def train(
+    args: argparse.Namespace, kind: str = "dice", class_name: str = "die", stem: str = STEM
+) -> dict[str, Any]:
+    """Render, train, validate, export; return the figures for the model card.
+
+    ``kind``/``class_name``/``stem``: the scenes, the one class and the shipped files' stem.
+    """
     ultralytics = import_ultralytics()
     YOLO = ultralytics.YOLO
 
@@ -164,7 +179,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     train_out = outstyle_seeds(args.outstyle_seed0, args.train_outstyle)
     val_out = outstyle_seeds(OUTSTYLE_VAL_SEED0, args.val_outstyle)
-    with tempfile.TemporaryDirectory(prefix="groundeval-dice-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"groundeval-{kind}-") as tmp:
         work = Path(args.work).resolve() if args.work else Path(tmp)
         t0 = time.perf_counter()
         data = write_dataset(
@@ -175,6 +190,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             args.val_random,
             train_out,
             val_out,
+            kind,
+            class_name,
         )
         render_s = time.perf_counter() - t0
         print(f"rendered the dataset in {render_s:.0f} s", flush=True)
@@ -200,19 +217,19 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             workers=args.workers, seed=args.seed, deterministic=True, pretrained=bool(init_sha),
             amp=False, plots=False, val=False, time=args.hours or None,
             warmup_epochs=args.warmup_epochs, close_mosaic=args.close_mosaic, save_period=1,
-            project=str(work / "runs"), name="dice", exist_ok=True, verbose=False,
+            project=str(work / "runs"), name=kind, exist_ok=True, verbose=False,
         )  # fmt: skip
         train_s = time.perf_counter() - t1
         # the final epoch's weights (--export ships another epoch's checkpoint); validated once
-        last = work / "runs" / "dice" / "weights" / "last.pt"
-        metrics = export(last, out, data, args.threads)
+        last = work / "runs" / kind / "weights" / "last.pt"
+        metrics = export(last, out, data, args.threads, stem)
     import torch
 
     figures = {
         "model": "yolov8n",
         "init": Path(init).name,
         "init_sha256": init_sha,
-        "classes": {"0": "die"},
+        "classes": {"0": class_name},
         "imgsz": WIDTH_PX,
         "epochs_asked": args.epochs,
         "epochs_run": len(epoch_s),
@@ -247,19 +264,21 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             "python": platform.python_version(),
         },
     }
-    (out / f"{STEM}.json").write_text(json.dumps(figures, indent=1) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(figures, indent=1) + "\n")
     return figures
 
 
-def export(checkpoint: Path, out: Path, data: Path, threads: int | None) -> dict[str, float]:
-    """Ship one checkpoint: ``dice_yolov8n.pt`` (optimizer stripped) and ``.onnx`` in ``out``.
+def export(
+    checkpoint: Path, out: Path, data: Path, threads: int | None, stem: str = STEM
+) -> dict[str, float]:
+    """Ship one checkpoint: ``{stem}.pt`` (optimizer stripped) and ``.onnx`` in ``out``.
 
     Validates it on ``data`` and returns mAP50 and mAP50-95.
     """
     ultralytics = import_ultralytics()
     from ultralytics.utils.torch_utils import strip_optimizer
 
-    pt = out / f"{STEM}.pt"
+    pt = out / f"{stem}.pt"
     shutil.copyfile(checkpoint, pt)
     strip_optimizer(str(pt))
     final = ultralytics.YOLO(str(pt))
@@ -268,8 +287,8 @@ def export(checkpoint: Path, out: Path, data: Path, threads: int | None) -> dict
         metrics = final.val(data=str(data), imgsz=WIDTH_PX, batch=16, device="cpu", plots=False,
                             project=tmp, name="val", verbose=False)  # fmt: skip
     onnx_path = Path(final.export(format="onnx", imgsz=WIDTH_PX, simplify=False, device="cpu"))
-    if onnx_path.resolve() != (out / f"{STEM}.onnx"):  # the export lands beside the .pt
-        shutil.copyfile(onnx_path, out / f"{STEM}.onnx")
+    if onnx_path.resolve() != (out / f"{stem}.onnx"):  # the export lands beside the .pt
+        shutil.copyfile(onnx_path, out / f"{stem}.onnx")
     return {
         "val_map50": round(float(metrics.box.map50), 4),
         "val_map50_95": round(float(metrics.box.map), 4),

@@ -15,5 +15,6 @@ from groundeval.grounding.proposers import (  # noqa: F401
     opencv_lines,
     sam,
     yolo,
+    yolo_coins,
     yolo_dice,
 )

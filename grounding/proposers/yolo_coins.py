@@ -1,0 +1,267 @@
+"""``yolo.coins``: the shipped coin detector finds the coins; a residue check looks for more.
+
+The network (``grounding/models/coins_yolov8n.onnx``, trained by this project on
+in-style and out-of-style synthetic coin scenes from seeds no benchmark reports:
+see the model card) proposes coin boxes. Each box becomes a coin with
+``radius_px`` half the mean of the box's width and height (a coin seen at an
+angle is an ellipse; its box still bounds it). Two boxes overlapping by more than
+``dedupe_iou`` keep the more confident one; a box around two or more others, a
+box nested in another and a box straddling two surer ones are dropped
+(:func:`without_nested`). A retry keeps the confidence cut: at a lower cut false
+coins are accepted.
+
+Self-check: a coin the network missed must withhold the question. Two checks
+look for one: boxes the network scored below ``conf`` but at least
+``doubt_conf`` that no accepted box covers (it half believed they are coins),
+and the residue check shared by the CV proposers (compact, roundish regions
+contrasting with their surroundings, of a coin's size, that no box covers,
+then once more with every box erased, for a missed coin touching a found one);
+all are ``unexplained``; a box much smaller or larger than the others, or far
+from square, is a doubt too (``problems``), since one coin seen as two, or two
+touching coins seen as one, would change the count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import cv2
+import numpy as np
+
+from groundeval.grounding._geometry import element_xyxy
+from groundeval.grounding._geometry import xyxy_iou as _iou
+from groundeval.grounding._protocol import register_proposer
+from groundeval.grounding.proposers._cv import Review, box
+from groundeval.grounding.proposers._residue import (
+    Sizes,
+    contrast_map,
+    sizes_from,
+    unexplained_regions,
+)
+from groundeval.grounding.proposers.yolo import YoloProposer
+from groundeval.state import Element, GroundSpec
+
+__all__ = ["COINS_WEIGHTS", "YoloCoinsProposer"]
+
+COINS_WEIGHTS = "coins_yolov8n.onnx"
+"""The shipped detector, found in ``grounding/models/``."""
+
+
+@register_proposer("yolo.coins")
+class YoloCoinsProposer(YoloProposer):
+    """The shipped coin detector, with a radius per coin and a residue self-check."""
+
+    name: ClassVar[str] = "yolo.coins"
+    defaults: ClassVar[dict[str, Any]] = {
+        **YoloProposer.defaults,
+        "weights": COINS_WEIGHTS,
+        "conf": 0.25,
+        "retry_conf": 0.25,  # a retry at a lower cut accepts false coins (tuning seeds)
+        "doubt_conf": 0.05,
+        "doubt_inside_share": 0.6,
+        "nested_share": 0.8,
+        "straddle_share": 0.65,
+        "dedupe_iou": 0.5,
+        "min_side_px": 10.0,
+        "min_contrast": 28.0,
+        "residue_low_share": 0.45,
+        "residue_high_factor": 2.5,
+        "residue_min_roundness": 0.5,
+        "erased_min_share": 0.5,
+        "erased_max_factor": 1.2,
+        "erased_min_roundness": 0.6,
+        "max_box_aspect": 1.8,
+        "size_spread": 4.0,
+    }
+
+    def detect(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> list[Element]:
+        """Coin boxes, the more confident of two overlapping boxes kept, each with a radius."""
+        found: list[Element] = []
+        detected = super().detect(image_bgr, spec, params)
+        limit = float(params["dedupe_iou"])
+        for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
+            xyxy = element_xyxy(element)
+            if any(_iou(xyxy, element_xyxy(f)) > limit for f in found):
+                continue
+            x1, y1, x2, y2 = xyxy
+            radius = round(((x2 - x1) + (y2 - y1)) / 4, 2)
+            found.append(box(xyxy, **element.fields, radius_px=radius))
+        found = without_nested(
+            found, float(params["nested_share"]), float(params["straddle_share"])
+        )
+        found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0.0, 0.0))
+        return found
+
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Detection at ``conf``, then the self-check, with doubtful boxes as unexplained.
+
+        The network runs once at the lower of ``conf`` and ``doubt_conf``; boxes scored
+        below ``conf`` are not coins but doubts, unless mostly (``doubt_inside_share``)
+        inside an accepted box (a part of a coin already counted).
+        """
+        conf = float(params["conf"])
+        low = min(conf, float(params["doubt_conf"]))
+        everything = self.detect(image_bgr, spec, {**params, "conf": low})
+        sure = [e for e in everything if float(e.fields["confidence"]) >= conf]
+        review = self.self_check(image_bgr, sure, params)
+        inside = float(params["doubt_inside_share"])
+        for e in everything:
+            score = float(e.fields["confidence"])
+            if score >= conf or _inside_any(element_xyxy(e), sure) > inside:
+                continue
+            why = f"a box the detector scored {score:.2f} as a coin (accepted from {conf:g})"
+            review.unexplained.append(box(element_xyxy(e), reason=why))
+        return sure, review
+
+    def self_check(
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    ) -> Review:
+        """Contrasting coin-sized round regions no box covers; boxes unlike a coin."""
+        h, w = image_bgr.shape[:2]
+        min_area = 0.6 * float(params["min_side_px"]) ** 2
+        sizes = sizes_from(
+            elements, min_area, (0.5 * min(h, w)) ** 2, float(params["residue_low_share"])
+        )
+        areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(element_xyxy, elements)]
+        if max(areas, default=0.0) > 0:
+            sizes = replace(sizes, max_area_px=float(params["residue_high_factor"]) * max(areas))
+        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
+        unexplained, problems = unexplained_regions(
+            cmap,
+            elements,
+            sizes,
+            "coin",
+            min_roundness=float(params["residue_min_roundness"]),
+        )
+        unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
+        problems += box_doubts(elements, params)
+        return Review(unexplained, problems)
+
+
+def outside_boxes(
+    mask: np.ndarray,
+    scale: float,
+    elements: list[Element],
+    known: list[Element],
+    sizes: Sizes,
+    params: dict[str, Any],
+) -> list[Element]:
+    """Compact, coin-sized parts of the contrast mask left once every box is erased.
+
+    A missed coin touching a found one merges with it in the mask, and the merged
+    region is mostly covered by the found coin's box; erased, the missed coin remains.
+    """
+    left = mask.copy()
+    for e in elements:
+        x1, y1, x2, y2 = element_xyxy(e)
+        cv2.rectangle(
+            left,
+            (int(x1 * scale), int(y1 * scale)),
+            (int(np.ceil(x2 * scale)), int(np.ceil(y2 * scale))),
+            0,
+            -1,
+        )
+    min_area = (
+        float(params["erased_min_share"]) * sizes.min_area_px / float(params["residue_low_share"])
+    )
+    areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(element_xyxy, elements)]
+    max_area = float(params["erased_max_factor"]) * max(areas, default=sizes.max_area_px)
+    contours, _ = cv2.findContours(left, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    found: list[Element] = []
+    for contour in contours:
+        area = float(cv2.contourArea(contour)) / (scale * scale)
+        if area < min_area or area > max_area:
+            continue
+        _, radius = cv2.minEnclosingCircle(contour)
+        if area * scale * scale < float(params["erased_min_roundness"]) * np.pi * radius**2:
+            continue
+        hull = float(cv2.contourArea(cv2.convexHull(contour))) / (scale * scale)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+        if hull <= 0 or area / hull < 0.8 or max(rw, rh) > 2.0 * max(min(rw, rh), 1e-6):
+            continue
+        x, y, bw, bh = cv2.boundingRect(contour)
+        xyxy = (x / scale, y / scale, (x + bw) / scale, (y + bh) / scale)
+        if _inside_any(xyxy, known) > 0.3:
+            continue
+        why = f"a compact, contrasting region of {area:.0f} px outside every coin box"
+        found.append(box(xyxy, reason=why))
+    return found
+
+
+def without_nested(found: list[Element], share: float, straddle: float) -> list[Element]:
+    """Drop boxes that hold others: around two or more coins, or one coin seen twice.
+
+    A box holding two or more others goes (one box per coin is kept); of a box and one
+    box nested in it, the less confident goes; a box mostly inside two or more surer boxes
+    (``straddle`` of its area: it straddles two touching coins) goes.
+
+    ``found`` is sorted most confident first; nested means at least ``share`` of the inner
+    box's area inside the outer one.
+    """
+    boxes = [element_xyxy(e) for e in found]
+    drop: set[int] = set()
+    for i, outer in enumerate(boxes):
+        inner = [j for j, b in enumerate(boxes) if j != i and _share_inside(b, outer) >= share]
+        if len(inner) >= 2:
+            drop.add(i)
+    for i, outer in enumerate(boxes):
+        if i in drop:
+            continue
+        for j, b in enumerate(boxes):
+            if j != i and j not in drop and _share_inside(b, outer) >= share:
+                drop.add(max(i, j))  # the later one is the less confident
+    for i, b in enumerate(boxes):  # a box straddling two surer coins: part of each
+        surer = [found[j] for j in range(i) if j not in drop]
+        touched = [e for e in surer if _share_inside(b, element_xyxy(e)) > 0.1]
+        if len(touched) >= 2 and _inside_any(b, touched) >= straddle:
+            drop.add(i)
+    return [e for i, e in enumerate(found) if i not in drop]
+
+
+def _share_inside(
+    inner: tuple[float, float, float, float], outer: tuple[float, float, float, float]
+) -> float:
+    """The share of ``inner``'s area inside ``outer``."""
+    w = min(inner[2], outer[2]) - max(inner[0], outer[0])
+    h = min(inner[3], outer[3]) - max(inner[1], outer[1])
+    area = max((inner[2] - inner[0]) * (inner[3] - inner[1]), 1e-6)
+    return max(w, 0.0) * max(h, 0.0) / area
+
+
+def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:
+    """Boxes unlike a single coin: far from square, or far from the others' size."""
+    doubts: list[str] = []
+    sides = []
+    for element in elements:
+        x1, y1, x2, y2 = element_xyxy(element)
+        bw, bh = max(x2 - x1, 1e-6), max(y2 - y1, 1e-6)
+        if max(bw, bh) / min(bw, bh) > float(params["max_box_aspect"]):
+            doubts.append(
+                f"a coin box {bw:.0f} x {bh:.0f} px is far from square: two coins in one box?"
+            )
+        sides.append(float(np.sqrt(bw * bh)))
+    spread = float(params["size_spread"])
+    if sides and max(sides) > spread * min(sides):
+        doubts.append(
+            f"coin boxes range from {min(sides):.0f} to {max(sides):.0f} px across "
+            f"(more than {spread:g}x): part of a coin, or several coins, in one box?"
+        )
+    return doubts
+
+
+def _inside_any(xyxy: tuple[float, float, float, float], elements: list[Element]) -> float:
+    """The share of ``xyxy``'s area inside the union of the elements' boxes (16 x 16 samples)."""
+    x1, y1, x2, y2 = xyxy
+    xs = x1 + (np.arange(16) + 0.5) * (x2 - x1) / 16
+    ys = y1 + (np.arange(16) + 0.5) * (y2 - y1) / 16
+    gx, gy = np.meshgrid(xs, ys)
+    inside = np.zeros(gx.shape, bool)
+    for e in elements:
+        ex1, ey1, ex2, ey2 = element_xyxy(e)
+        inside |= (gx >= ex1) & (gx <= ex2) & (gy >= ey1) & (gy <= ey2)
+    return float(inside.mean())
