@@ -15,8 +15,11 @@ the table (dark pens, cards and shadows). ``mode: otsu`` is the older global
 threshold on brightness = max(B, G, R) (or an adaptive mean threshold when
 ``adaptive_block_px`` > 1); ``mode: hsv`` an HSV range. Then, with
 ``split_touching``, the distance transform's local maxima become markers for
-``cv2.watershed`` so touching round objects (coins) come apart; every region keeps
-its contour if its area, solidity (area / convex hull area) and circularity pass.
+``cv2.watershed`` so touching round objects (coins) come apart; a round mask region left
+holding one object's label (or none) is given back whole (the flood can creep in over a
+groove or bevel and leave only a disc's face). Every region keeps its contour if its
+area, solidity (area / convex hull area), circularity and elongation (``max_aspect``: a
+disc merged with its shadow, or a shadow between discs, is long) pass.
 A region that fails the shape tests is looked at again with an adaptive threshold
 (``rescue_block_share`` of the short side; textured coin faces); if it still fails
 and is object-sized, it is returned with ``radius_px: None`` (``refuse_irregular``),
@@ -31,8 +34,11 @@ coins) and only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no eleme
 are ``unexplained``; a second look opens thin bridges away first (a coin touching mortar or
 grain is one long region with it); a third (contours only) flags regions that are not round
 but compact, of about the median box's size, almost wholly uncovered and lit well above the
-cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); more than
-``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``.
+cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); a fourth flags
+round regions of the detector's own mask that no element covers. Refused elements, more
+than ``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``.
+The residue looks for objects of the size the spec asked for, never a retry's halved
+``min_area_px``.
 
 Feedback: on any retry the watershed markers may lie closer together
 (``retry_peak_spacing``), which splits a merged pair refused as irregular; after
@@ -90,6 +96,13 @@ SOLID_MIN_ROUNDNESS = 0.33
 """Least roundness (area over the enclosing circle's) of a region the solid look flags."""
 SOLID_LIT = 1.15
 """Least mean contrast over the map's cut: clearly lit, not a patch of table at the cut."""
+WHOLE_MIN_ROUNDNESS = 0.6
+"""Least area over the enclosing circle's of a region the watershed may not cut (disc: 1)."""
+WHOLE_MAX_LOST = 1 - 1 / 3.5
+"""A lone object's region is given back whole only when the watershed kept more than this
+share of it (a sliver left of a large region is not the object's centre)."""
+BORDER_PX = 8
+"""Boxes this close to the frame are cut by it (``drop_slivers``)."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
 POLARITY_SLACK = 10.0
@@ -116,6 +129,7 @@ class ContoursProposer(CVProposer):
         "max_area_share": 0.25,
         "min_solidity": 0.85,
         "min_circularity": 0.0,
+        "max_aspect": 1.6,
         "split_touching": True,
         "peak_spacing": 0.8,
         "refuse_irregular": True,
@@ -134,13 +148,34 @@ class ContoursProposer(CVProposer):
             params["min_area_px"] = float(params["min_area_px"]) / 2
         return params
 
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Detection, then the self-check at the size asked for, not a retry's halved minimum.
+
+        A retry after missing elements halves ``min_area_px`` to find small objects; the
+        residue's size span must not halve with it, or a coin found as a fragment shrinks
+        what the residue looks at and the rest of the coin goes unflagged.
+        """
+        elements = self.detect(image_bgr, spec, params)
+        asked = {**params, "min_area_px": self.resolve(spec)["min_area_px"]}
+        return elements, self.self_check(image_bgr, elements, asked)
+
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Uncovered regions of an object's size: round ones, or clearly lit compact ones."""
+        """Uncovered regions of an object's size: round ones, or clearly lit compact ones.
+
+        Refused (irregular) elements are open too: a program without a field schema would
+        otherwise count them, and their size is unknown.
+        """
         sizes, cmap = residue_map(image_bgr, elements, params)
         review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
         review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
+        review.unexplained = merge_found(
+            review.unexplained, mask_residue(image_bgr, elements, params)
+        )
+        review.problems.extend(refused_problems(elements))
         return review
 
     def detect(
@@ -155,6 +190,48 @@ class ContoursProposer(CVProposer):
             found = drop_slivers(found, image_bgr.shape)
         found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0, 0))
         return found
+
+
+def refused_problems(elements: list[Element]) -> list[str]:
+    """Refused elements are a problem: an object seen but not measured.
+
+    A problem (not an unexplained region) so the loop keeps no element of the round: a
+    program without a field schema would count a refused element, and a retry that no
+    longer refuses it must not leave the earlier refusal standing among the kept ones.
+    """
+    refused = [i for i, e in enumerate(elements, start=1) if _refused(e)]
+    if not refused:
+        return []
+    return [f"element(s) #{', #'.join(map(str, refused))} irregular: size not measured"]
+
+
+def mask_residue(
+    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+) -> list[Element]:
+    """Round regions of the detector's own mask, of an object's size, that no element covers.
+
+    The watershed can leave a disc only a sliver (its label flooded over a groove), and the
+    sliver falls under ``min_area_px``: the disc is in the mask but silently lost.
+    """
+    if params["mode"] != "local":
+        return []
+    mask = foreground(image_bgr, params)
+    n, parts, stats, _ = cv2.connectedComponentsWithStats(mask)
+    h, w = mask.shape
+    covered = np.zeros((h, w), np.uint8)
+    for e in elements:
+        x1, y1, x2, y2 = (int(v) for v in bounds(e))
+        covered[max(0, y1) : y2 + 1, max(0, x1) : x2 + 1] = 1
+    least, most = float(params["min_area_px"]), float(params["max_area_share"]) * h * w
+    found: list[Element] = []
+    for part in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[part])
+        if not least <= area <= most or covered[y : y + bh, x : x + bw].mean() >= SOLID_COVERED:
+            continue
+        if _round_part(parts[y : y + bh, x : x + bw] == part):
+            said = f"a round region of {area} px in the mask that no element covers"
+            found.append(box((x, y, x + bw, y + bh), reason=said))
+    return found
 
 
 def drop_slivers(found: list[Element], shape: tuple[int, ...]) -> list[Element]:
@@ -185,7 +262,7 @@ def drop_slivers(found: list[Element], shape: tuple[int, ...]) -> list[Element]:
 
 def _at_border(e: Element, w: int, h: int) -> bool:
     x1, y1, x2, y2 = bounds(e)
-    return x1 <= 8 or y1 <= 8 or x2 >= w - 8 or y2 >= h - 8
+    return x1 <= BORDER_PX or y1 <= BORDER_PX or x2 >= w - BORDER_PX or y2 >= h - BORDER_PX
 
 
 def _refused(e: Element) -> bool:
@@ -256,7 +333,12 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
         perimeter = float(cv2.arcLength(contour, True))
         circularity = 4 * np.pi * area / perimeter**2 if perimeter > 0 else 0.0
         _, radius = cv2.minEnclosingCircle(contour)
-        if solidity < params["min_solidity"] or circularity < params["min_circularity"]:
+        aspect = elongation(contour)
+        if (
+            solidity < params["min_solidity"]
+            or circularity < params["min_circularity"]
+            or aspect > params["max_aspect"]
+        ):
             if params["refuse_irregular"]:
                 found.append(
                     box(
@@ -264,12 +346,22 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
                         area_px=round(area, 1),
                         radius_px=None,
                         problem=f"irregular region (solidity {solidity:.2f}, "
-                        f"circularity {circularity:.2f})",
+                        f"circularity {circularity:.2f}, aspect {aspect:.2f})",
                     )
                 )
             continue
         found.append(box(xyxy, area_px=round(area, 1), radius_px=round(float(radius), 2)))
     return found
+
+
+def elongation(contour: np.ndarray) -> float:
+    """Long over short side of the minimum-area rectangle (1 for a disc or a square).
+
+    A disc seen at a slant stays under about 1.2; a disc merged with its cast shadow, or a
+    shadow cut off between two discs, is far longer than wide, and its radius means nothing.
+    """
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    return float(max(rw, rh) / max(min(rw, rh), 1e-6))
 
 
 def residue_map(
@@ -497,4 +589,58 @@ def split(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np
     labels = markers - 1
     labels[labels < 1] = 0
     labels[mask == 0] = 0
-    return labels
+    return whole_when_alone(mask, labels)
+
+
+def whole_when_alone(mask: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Give a round mask region its whole area back when the watershed left one object in it.
+
+    The watershed floods the image's colour edges, so the table's label can creep in over
+    a groove or a bevel ring and leave only a disc's inner face (a radius a third too
+    small), or take the whole disc. Splitting is for touching objects: a region holding a
+    single object's label, or none, that is round (``WHOLE_MIN_ROUNDNESS``) and not lost
+    over ``WHOLE_MAX_LOST`` of itself, is that one object, whole.
+    """
+    n, parts, stats, _ = cv2.connectedComponentsWithStats(mask)
+    out = labels.copy()
+    fresh = int(labels.max()) + 1
+    for part in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[part])
+        window = parts[y : y + bh, x : x + bw] == part
+        inside = labels[y : y + bh, x : x + bw][window]
+        held = np.unique(inside[inside > 0])
+        if len(held) > 1 or not _round_part(window):
+            continue
+        kept = int((inside == held[0]).sum()) if len(held) else 0
+        if len(held) == 1 and (area - kept > area * WHOLE_MAX_LOST or _reaches_frame(
+            stats[part], labels == held[0], mask.shape)):  # fmt: skip
+            continue
+        out[y : y + bh, x : x + bw][window] = int(held[0]) if len(held) else fresh
+        fresh += 0 if len(held) else 1
+    return out
+
+
+def _reaches_frame(stat: np.ndarray, kept: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether a region given back whole would reach the frame's margin, what was kept not.
+
+    ``drop_slivers`` would then read a whole coin by the edge as a sliver of one.
+    """
+    h, w = shape[:2]
+    x, y, bw, bh = (int(v) for v in stat[:4])
+    whole = x <= BORDER_PX or y <= BORDER_PX or x + bw >= w - BORDER_PX or y + bh >= h - BORDER_PX
+    ys, xs = np.nonzero(kept)
+    if not whole or not len(xs):
+        return False
+    x1, y1, x2, y2 = int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+    return not (x1 <= BORDER_PX or y1 <= BORDER_PX or x2 >= w - BORDER_PX or y2 >= h - BORDER_PX)
+
+
+def _round_part(window: np.ndarray) -> bool:
+    """Whether a region fills its enclosing circle like a disc seen at a slant."""
+    contours, _ = cv2.findContours(window.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)  # fmt: skip
+    if not contours:
+        return False
+    contour = max(contours, key=cv2.contourArea)
+    _, radius = cv2.minEnclosingCircle(contour)
+    return float(cv2.contourArea(contour)) >= WHOLE_MIN_ROUNDNESS * np.pi * max(radius, 1e-6) ** 2
