@@ -157,9 +157,10 @@ class ContoursProposer(CVProposer):
         residue's size span must not halve with it, or a coin found as a fragment shrinks
         what the residue looks at and the rest of the coin goes unflagged.
         """
-        elements = self.detect(image_bgr, spec, params)
+        mask = foreground(image_bgr, params)  # a retry changes no parameter it reads
+        elements = self.found(image_bgr, mask, params)
         asked = {**params, "min_area_px": self.resolve(spec)["min_area_px"]}
-        return elements, self.self_check(image_bgr, elements, asked)
+        return elements, self.review(image_bgr, mask, elements, asked)
 
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
@@ -169,12 +170,20 @@ class ContoursProposer(CVProposer):
         Refused (irregular) elements are open too: a program without a field schema would
         otherwise count them, and their size is unknown.
         """
+        return self.review(image_bgr, foreground(image_bgr, params), elements, params)
+
+    def review(
+        self,
+        image_bgr: np.ndarray,
+        mask: np.ndarray,
+        elements: list[Element],
+        params: dict[str, Any],
+    ) -> Review:
+        """:meth:`self_check` given the detector's foreground ``mask``."""
         sizes, cmap = residue_map(image_bgr, elements, params)
         review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
         review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
-        review.unexplained = merge_found(
-            review.unexplained, mask_residue(image_bgr, elements, params)
-        )
+        review.unexplained = merge_found(review.unexplained, mask_residue(mask, elements, params))
         review.problems.extend(refused_problems(elements))
         return review
 
@@ -182,7 +191,13 @@ class ContoursProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Find objects and return them as boxes with ``area_px`` and ``radius_px``."""
-        found = regions(image_bgr, foreground(image_bgr, params), params)
+        return self.found(image_bgr, foreground(image_bgr, params), params)
+
+    def found(
+        self, image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]
+    ) -> list[Element]:
+        """:meth:`detect` given the foreground ``mask``."""
+        found = regions(image_bgr, mask, params)
         share = float(params["rescue_block_share"])
         if params["mode"] == "local" and share > 0 and any(_refused(e) for e in found):
             found = rescue(image_bgr, found, share, params)
@@ -206,7 +221,7 @@ def refused_problems(elements: list[Element]) -> list[str]:
 
 
 def mask_residue(
-    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    mask: np.ndarray, elements: list[Element], params: dict[str, Any]
 ) -> list[Element]:
     """Round regions of the detector's own mask, of an object's size, that no element covers.
 
@@ -215,7 +230,6 @@ def mask_residue(
     """
     if params["mode"] != "local":
         return []
-    mask = foreground(image_bgr, params)
     n, parts, stats, _ = cv2.connectedComponentsWithStats(mask)
     h, w = mask.shape
     covered = np.zeros((h, w), np.uint8)

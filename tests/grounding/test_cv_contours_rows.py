@@ -89,28 +89,31 @@ def test_a_disc_in_the_mask_that_no_element_covers_is_unexplained() -> None:
     assert len(found) == 3
     left_out = [e for e in found if e.xyxy_px and e.xyxy_px[0] < 150]
     kept = [e for e in found if e not in left_out]
-    flagged = opencv_contours.mask_residue(img, kept, params)
+    mask = opencv_contours.foreground(img, params)
+    flagged = opencv_contours.mask_residue(mask, kept, params)
     assert len(flagged) == 1 and flagged[0].xyxy_px and flagged[0].xyxy_px[0] < 150
-    assert opencv_contours.mask_residue(img, found, params) == []
+    assert opencv_contours.mask_residue(mask, found, params) == []
 
 
-def test_the_residue_looks_at_the_size_asked_for_not_the_retry_minimum(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_residue_looks_at_the_size_asked_for_not_the_retry_minimum() -> None:
     # a retry after missing elements halves min_area_px; the residue must not halve too
     seen: dict[str, Any] = {}
 
-    def record(
-        self: Contours, image: np.ndarray, elements: list[Element], params: dict[str, Any]
-    ) -> Review:
-        seen.update(params)
-        return Review()
+    class Recording(Contours):
+        def review(
+            self,
+            image_bgr: np.ndarray,
+            mask: np.ndarray,
+            elements: list[Element],
+            params: dict[str, Any],
+        ) -> Review:
+            seen.update(params)
+            return Review()
 
-    monkeypatch.setattr(Contours, "self_check", record)
     params = {**Contours.defaults, "min_area_px": 150.0}
-    Contours().analyse(_table(), _spec(), params)
+    Recording().analyse(_table(), _spec(), params)
     assert seen["min_area_px"] == Contours.defaults["min_area_px"]
-    Contours().analyse(_table(), _spec(min_area_px=500.0), {**params, "min_area_px": 250.0})
+    Recording().analyse(_table(), _spec(min_area_px=500.0), {**params, "min_area_px": 250.0})
     assert seen["min_area_px"] == 500.0
 
 
