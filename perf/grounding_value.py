@@ -62,7 +62,7 @@ from groundeval.grounding._protocol import (
     register_verifier,
 )
 from groundeval.judges._protocol import ImagePart
-from groundeval.programs._checks import CheckError, run_check
+from groundeval.programs import CheckError, TooCloseToCall, run_check
 from groundeval.programs._model import GroundSpec, Program, Question, SecondOpinion
 from groundeval.state import Element, Provenance, StateFile
 
@@ -342,6 +342,8 @@ async def grade(look: Look, way: str, spec: GroundSpec | None) -> list[tuple[str
                 continue
             try:
                 rows.append(("pass" if run_check(q.check, state).score >= 1.0 else "fail", truth))
+            except TooCloseToCall:
+                rows.append(("withheld", truth))
             except CheckError:
                 rows.append(("error", truth))
     return rows

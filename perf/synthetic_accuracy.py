@@ -123,7 +123,7 @@ async def _grade(task: Task) -> list[tuple[str, str, str]]:
     from groundeval.grounding._loop import run_grounding
     from groundeval.grounding.proposers import ocr  # noqa: F401  (registers every built-in)
     from groundeval.judges._protocol import ImagePart
-    from groundeval.programs._checks import CheckError, run_check
+    from groundeval.programs import CheckError, TooCloseToCall, run_check
     from groundeval.state import Provenance, StateFile
 
     s = make_scene(task)
@@ -154,6 +154,8 @@ async def _grade(task: Task) -> list[tuple[str, str, str]]:
             else:
                 try:
                     outcome = "pass" if run_check(q.check, state).score >= 1.0 else "fail"
+                except TooCloseToCall:
+                    outcome = "withheld"
                 except CheckError:
                     outcome = "error"
             key = f"{program.id}/{q.id}"

@@ -38,7 +38,7 @@ from groundeval.programs._run import (
     run_items,
 )
 from groundeval.programs._runner import ItemInput, grade_item
-from groundeval.programs._views import normalize_text
+from groundeval.programs._views import TooCloseToCall, normalize_text
 from groundeval.programs.scoring import get_protocol, register_protocol
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "RayExecutor",
     "RunReport",
     "Shard",
+    "TooCloseToCall",
     "check_id",
     "check_names",
     "dump_programs_jsonl",

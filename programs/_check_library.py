@@ -16,8 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from groundeval.programs._checks import register_check
-from groundeval.programs._views import CheckError, ElementView, describe_ids, normalize_text
-from groundeval.state import StateFile
+from groundeval.programs._views import (
+    CheckError,
+    ElementView,
+    TooCloseToCall,
+    describe_ids,
+    normalize_text,
+)
+from groundeval.state import StateFile, error_field
 
 Views = list[ElementView]
 Result = tuple[float, str]
@@ -500,6 +506,20 @@ def _numeric(view: ElementView, field: str) -> float:
     raise CheckError(f"element #{view.element.id} field {field!r} = {value!r} is not a number")
 
 
+def _uncertainty(view: ElementView, field: str) -> float:
+    """A number field's uncertainty (its ``_err`` sibling), 0 when the element has none."""
+    name = error_field(field)
+    if not view.has(name):
+        return 0.0
+    value = view.value(name)
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < 0:
+        raise CheckError(
+            f"element #{view.element.id} field {name!r} = {value!r} is not a non-negative number"
+        )
+    return float(value)
+
+
 def _ordered(elements: Views, order_by: str) -> Views:
     """Reading order: left to right (``x``), top to bottom (``y``) or by id."""
     key = {"x": "cx", "y": "cy", "id": "id"}[order_by]
@@ -608,7 +628,9 @@ def consistent(
 
     ``same``: numbers within ``tolerance`` of each other (a share of the median when
     ``relative``), text equal after normalising; ``increasing``/``decreasing``: each
-    step in reading order (``order_by``) moves by more than ``tolerance``.
+    step in reading order (``order_by``) moves by more than ``tolerance``. Numbers that
+    carry an uncertainty (a ``<field>_err`` sibling) count as intervals: a verdict some
+    values within them would reverse is too close to call, and the question is withheld.
     """
     _consistent_args(field, mode, tolerance, relative, order_by, min_count)
     if len(elements) < min_count:
@@ -621,19 +643,44 @@ def consistent(
         seen = sorted(set(texts))
         return float(ok), f"{field}: {seen} over {len(views)} elements → {_verdict(ok)}"
     values = [_numeric(v, field) for v in views]
-    shown = ", ".join(_fmt(round(x, 2)) for x in values)
+    errs = [_uncertainty(v, field) for v in views]
+    shown = ", ".join(
+        _fmt(round(x, 2)) + (f"±{_fmt(round(e, 2))}" if e else "")
+        for x, e in zip(values, errs, strict=True)
+    )
     scale = sorted(abs(x) for x in values)[len(values) // 2] if relative else 1.0
     allowed = tolerance * scale
     if mode == "same":
+        lows = [x - e for x, e in zip(values, errs, strict=True)]
+        highs = [x + e for x, e in zip(values, errs, strict=True)]
         spread = _max(values) - _min(values)
-        ok = spread <= allowed + 1e-9
-        return float(ok), (
+        said = (
             f"{field} over {len(values)} elements in order {order_by}: {shown}; spread "
-            f"{_fmt(round(spread, 3))}, allowed {_fmt(round(allowed, 3))} → {_verdict(ok)}"
+            f"{_fmt(round(spread, 3))}, allowed {_fmt(round(allowed, 3))}"
         )
+        widest = _max(highs) - _min(lows)  # the spreads the measurements allow
+        narrowest = max(0.0, _max(lows) - _min(highs))
+        if narrowest <= allowed + 1e-9 < widest:
+            raise TooCloseToCall(
+                f"{said}, but within the measurements' uncertainty it could be "
+                f"{_fmt(round(narrowest, 3))} to {_fmt(round(widest, 3))}: too close to call"
+            )
+        ok = spread <= allowed + 1e-9
+        return float(ok), f"{said} → {_verdict(ok)}"
     sign = 1 if mode == "increasing" else -1
     steps = [sign * (b - a) for a, b in itertools.pairwise(values)]
-    bad = [i + 2 for i, s in enumerate(steps) if s <= allowed]
+    # each step at its least and its most, given both measurements' uncertainties
+    slack = [e1 + e2 for e1, e2 in itertools.pairwise(errs)]
+    least = [s - d for s, d in zip(steps, slack, strict=True)]
+    most = [s + d for s, d in zip(steps, slack, strict=True)]
+    bad = [i + 2 for i, s in enumerate(most) if s <= allowed]
+    doubtful = [i + 2 for i, s in enumerate(least) if s <= allowed and i + 2 not in bad]
     ok = not bad
     where = f"; breaks at position(s) {bad}" if bad else ""
-    return float(ok), f"{field} in order {order_by}: {shown}; {mode}{where} → {_verdict(ok)}"
+    said = f"{field} in order {order_by}: {shown}; {mode}{where}"
+    if ok and doubtful:
+        raise TooCloseToCall(
+            f"{said}; the step(s) to position(s) {doubtful} are within the measurements' "
+            "uncertainty: too close to call"
+        )
+    return float(ok), f"{said} → {_verdict(ok)}"

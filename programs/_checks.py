@@ -231,8 +231,8 @@ def check_fields(
         args["states"] = _states_view(extra_states, views)
     try:
         result = entry.fn(elements, state, **args)
-    except CheckError as exc:
-        raise CheckError(f"check {check_label(named)}: {exc}") from None
+    except CheckError as exc:  # TooCloseToCall stays itself: the runner withholds it
+        raise type(exc)(f"check {check_label(named)}: {exc}") from None
     except Exception as exc:
         raise CheckError(f"check {check_label(named)} raised {type(exc).__name__}: {exc}") from exc
     return {"check": check_label(named), **_result(named, result)}

@@ -22,6 +22,7 @@ from groundeval.judges import Account, Judge, QuestionRef, ask_questions
 from groundeval.programs._checks import CheckError, check_fields
 from groundeval.programs._expressions import ViewCache
 from groundeval.programs._model import Program, Question, dependency_order
+from groundeval.programs._views import TooCloseToCall
 from groundeval.programs.scoring import get_protocol
 from groundeval.state import (
     CheckTrace,
@@ -296,6 +297,16 @@ def decide_by_check(
             trace = kept  # the same trace: the record on file (compared below by identity)
         else:
             trace = CheckTrace.model_validate(found)
+    except TooCloseToCall as exc:
+        return Decision(
+            question_id=q.id,
+            kind=kind,
+            outcome="withheld",
+            score=0.0,
+            source="check",
+            reason=f"withheld: {exc}",
+            state_file=path,
+        )
     except CheckError as exc:
         return Decision(
             question_id=q.id,

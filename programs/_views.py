@@ -66,6 +66,14 @@ class CheckError(ValueError):
     """
 
 
+class TooCloseToCall(CheckError):
+    """The verdict lies within the measurements' own uncertainty (``F_err`` fields).
+
+    The runner records this as outcome ``withheld`` with the check's reason: the
+    evidence was read, but it is too imprecise to say pass or fail.
+    """
+
+
 class ElementView:
     """Read-only view of one element: its fields by attribute plus its geometry."""
 

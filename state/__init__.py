@@ -1,6 +1,7 @@
 """Records on disk, their schemas, the run store and the judge-call cache."""
 
 from groundeval.state._records import (
+    ERROR_SUFFIX,
     RESULT_VERSION,
     STATE_VERSION,
     CheckTrace,
@@ -14,6 +15,7 @@ from groundeval.state._records import (
     Round,
     StateFile,
     Usage,
+    error_field,
 )
 from groundeval.state._registry import Registry, RegistryError, UnknownNameError, origin_of
 from groundeval.state._specs import GroundingTarget, GroundSpec, Helper, SecondOpinion
@@ -35,6 +37,7 @@ from groundeval.state._summary import (
 from groundeval.state._version import toolkit_version
 
 __all__ = [
+    "ERROR_SUFFIX",
     "PROTOCOL_SUMMARIES",
     "RESULT_VERSION",
     "STATE_VERSION",
@@ -61,6 +64,7 @@ __all__ = [
     "UnknownNameError",
     "Usage",
     "atomic_write",
+    "error_field",
     "iter_jsonl",
     "origin_of",
     "read_summary",

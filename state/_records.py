@@ -21,6 +21,17 @@ Outcome = Literal["pass", "fail", "withheld", "error", "pending"]
 DecisionSource = Literal["judge", "check", "skipped", "gate", "human"]
 
 
+ERROR_SUFFIX = "_err"
+"""A number field ``F`` may carry its measurement's uncertainty as ``F_err`` (same unit,
+one side of a +/- interval): a check comparing ``F`` with a tolerance withholds a verdict
+that lies within it. Written by proposers (``grounding``), read by checks (``programs``)."""
+
+
+def error_field(name: str) -> str:
+    """The name of the field holding ``name``'s uncertainty (``radius_px`` -> ``radius_px_err``)."""
+    return name + ERROR_SUFFIX
+
+
 _POINTS_NEEDED = {"polygon": 3, "line": 2, "ray": 2, "point": 1}
 """Points each non-box element kind needs (built once: every element read checks it)."""
 
@@ -42,7 +53,8 @@ class Element(_Record):
     xyxy_px: list[float] | None = Field(default=None, min_length=4, max_length=4)
     points_px: list[list[float]] | None = None
     fields: dict[str, Any] = Field(default_factory=dict)
-    """Typed values per element (``pips``, ``text``, ``confidence``)."""
+    """Typed values per element (``pips``, ``text``, ``confidence``); a number may carry its
+    uncertainty as a sibling (``radius_px_err``, see :func:`error_field`)."""
     verdict: Verdict = "unverified"
     reason: str = ""
     """Why the verifier accepted or rejected this element."""

@@ -27,9 +27,7 @@ import numpy as np
 
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
-from groundeval.grounding.proposers._residue import (
-    merge_found,
-)
+from groundeval.grounding.proposers._residue import merge_found, with_peer_checks
 from groundeval.grounding.proposers.opencv_contours import (
     opened_residue,
     residue_map,
@@ -99,6 +97,7 @@ def circle_review(
     wide = opened_residue(cmap, elements, sizes, "circle", WIDE_DIVISOR)
     for extra in (solid_residue(cmap, elements, sizes), wide):
         review.unexplained = merge_found(review.unexplained, extra)
+    with_peer_checks(review, cmap, elements, "circle")
     if grey is None:
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     h, w = grey.shape
@@ -226,8 +225,10 @@ class BlobsProposer(CVProposer):
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Uncovered round regions; too many or nested blobs."""
-        return round_residue(image_bgr, elements, params, "blob")
+        """Uncovered round regions; too many or nested blobs; blobs unlike the others."""
+        sizes, cmap = residue_map(image_bgr, elements, params)
+        review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap))
+        return with_peer_checks(review, cmap, elements, "blob")
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]

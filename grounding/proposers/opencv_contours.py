@@ -48,7 +48,7 @@ an earlier round is withheld by the verify loop, for every proposer.)
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import cv2
@@ -69,6 +69,7 @@ from groundeval.grounding.proposers._residue import (
     opened,
     sizes_from,
     unexplained_regions,
+    with_peer_checks,
 )
 from groundeval.state import Element, GroundSpec
 
@@ -105,6 +106,12 @@ BORDER_PX = 8
 """Boxes this close to the frame are cut by it (``drop_slivers``)."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
+RADIUS_ERR_FLOOR_PX = 0.25
+"""Least uncertainty of a measured radius: a quarter pixel, for an outline on whole pixels."""
+CUT_SHIFT = (0.85, 1.2)
+"""The cut moved down and up by these factors to see how firmly it places each outline."""
+CUT_PAD_PX = 4
+"""How far past its mask an outline may grow when the cut moves down."""
 POLARITY_SLACK = 10.0
 """How much darker (lighter) than the background a ``bright`` (``dark``) object's pixel may be."""
 
@@ -157,10 +164,10 @@ class ContoursProposer(CVProposer):
         residue's size span must not halve with it, or a coin found as a fragment shrinks
         what the residue looks at and the rest of the coin goes unflagged.
         """
-        mask = foreground(image_bgr, params)  # a retry changes no parameter it reads
-        elements = self.found(image_bgr, mask, params)
+        fg = foreground_of(image_bgr, params)  # a retry changes no parameter it reads
+        elements = self.found(image_bgr, fg, params)
         asked = {**params, "min_area_px": self.resolve(spec)["min_area_px"]}
-        return elements, self.review(image_bgr, mask, elements, asked)
+        return elements, self.review(image_bgr, fg.mask, elements, asked)
 
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
@@ -182,27 +189,29 @@ class ContoursProposer(CVProposer):
         """:meth:`self_check` given the detector's foreground ``mask``."""
         sizes, cmap = residue_map(image_bgr, elements, params)
         review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
-        review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
-        review.unexplained = merge_found(review.unexplained, mask_residue(mask, elements, params))
+        for extra in (
+            solid_residue(cmap, elements, sizes),
+            mask_residue(mask, elements, params),
+        ):
+            review.unexplained = merge_found(review.unexplained, extra)
         review.problems.extend(refused_problems(elements))
-        return review
+        return with_peer_checks(review, cmap, elements, "element")
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Find objects and return them as boxes with ``area_px`` and ``radius_px``."""
-        return self.found(image_bgr, foreground(image_bgr, params), params)
+        return self.found(image_bgr, foreground_of(image_bgr, params), params)
 
-    def found(
-        self, image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]
-    ) -> list[Element]:
-        """:meth:`detect` given the foreground ``mask``."""
-        found = regions(image_bgr, mask, params)
+    def found(self, image_bgr: np.ndarray, fg: Foreground, params: dict[str, Any]) -> list[Element]:
+        """:meth:`detect` given the foreground ``fg``."""
+        found = regions(image_bgr, fg.mask, params)
         share = float(params["rescue_block_share"])
         if params["mode"] == "local" and share > 0 and any(_refused(e) for e in found):
             found = rescue(image_bgr, found, share, params)
         if params["mode"] == "local":
             found = drop_slivers(found, image_bgr.shape)
+            found = cut_uncertainty(found, fg)
         found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0, 0))
         return found
 
@@ -346,7 +355,6 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
         solidity = area / hull if hull > 0 else 0.0
         perimeter = float(cv2.arcLength(contour, True))
         circularity = 4 * np.pi * area / perimeter**2 if perimeter > 0 else 0.0
-        _, radius = cv2.minEnclosingCircle(contour)
         aspect = elongation(contour)
         if (
             solidity < params["min_solidity"]
@@ -364,8 +372,82 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
                     )
                 )
             continue
-        found.append(box(xyxy, area_px=round(area, 1), radius_px=round(float(radius), 2)))
+        radius, err = disc_radius(contour, area)
+        # a neighbour's pixels in the box: the split between them is no edge of the object
+        window = (slice(y, y + bh), slice(x, x + bw))
+        own, near = cv2.countNonZero(region[window]), cv2.countNonZero(mask[window])
+        err = max(err, float(np.sqrt(near / np.pi) - np.sqrt(own / np.pi)))
+        found.append(
+            box(
+                xyxy,
+                area_px=round(area, 1),
+                radius_px=round(radius, 2),
+                radius_px_err=round(err, 2),
+            )
+        )
     return found
+
+
+def cut_uncertainty(elements: list[Element], fg: Foreground) -> list[Element]:
+    """Radii widened by how much more their outline moves than the others' as the cut moves.
+
+    A faint edge (a token the colour of the wood beside it, grain running under a rim) is
+    not where the cut puts it: cut ``CUT_SHIFT`` lower or higher, its radius moves further
+    than a crisp one's. What all outlines share (blur, a global shift) cancels in any
+    comparison between elements, so only each element's excess over the median move
+    counts towards its ``radius_px_err``.
+    """
+    if fg.contrast is None:
+        return elements
+    moves: list[tuple[float, float] | None] = [_cut_moves(e, fg) for e in elements]
+    known = [m for m in moves if m is not None]
+    if len(known) < 2:
+        return elements
+    typical = (float(np.median([m[0] for m in known])), float(np.median([m[1] for m in known])))
+    out = []
+    for e, m in zip(elements, moves, strict=True):
+        if m is not None:
+            extra = max(abs(m[0] - typical[0]), abs(m[1] - typical[1]))
+            err = max(float(e.fields["radius_px_err"]), extra)
+            e = e.model_copy(update={"fields": {**e.fields, "radius_px_err": round(err, 2)}})
+        out.append(e)
+    return out
+
+
+def _cut_moves(e: Element, fg: Foreground) -> tuple[float, float] | None:
+    """How far an element's radius moves with the cut lower and higher (``CUT_SHIFT``)."""
+    if e.fields.get("radius_px") is None or e.xyxy_px is None or fg.contrast is None:
+        return None
+    x1, y1, x2, y2 = (int(v) for v in e.xyxy_px)
+    x1, y1 = max(0, x1 - CUT_PAD_PX), max(0, y1 - CUT_PAD_PX)
+    window = (slice(y1, y2 + CUT_PAD_PX + 1), slice(x1, x2 + CUT_PAD_PX + 1))
+    own = cv2.dilate(fg.mask[window], np.ones((2 * CUT_PAD_PX + 1,) * 2, np.uint8)) > 0
+    contrast = fg.contrast[window]
+    radii = [
+        float(np.sqrt(np.count_nonzero((contrast > f * fg.level) & own) / np.pi))
+        for f in (1.0, *CUT_SHIFT)
+    ]
+    return radii[1] - radii[0], radii[2] - radii[0]
+
+
+def disc_radius(contour: np.ndarray, area: float) -> tuple[float, float]:
+    """A region's radius (that of the disc of its area) and its uncertainty, in pixels.
+
+    The area sums the whole outline, so a stray pixel or a bump barely moves it (the
+    enclosing circle jumps by the bump's height). For a clean disc the radii of the
+    fitted ellipse and of the minimum-area rectangle (both, like the area, through the
+    outline's pixel centres) agree with it to a fraction of a pixel; a notch, a shadow
+    lobe or a blurred edge pulls them apart, and their widest stray is the uncertainty
+    (at least ``RADIUS_ERR_FLOOR_PX``: the outline is traced on whole pixels).
+    """
+    radius = float(np.sqrt(area / np.pi))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+    others = [(rw + rh) / 4]
+    if len(contour) >= 5:
+        (_, _), (ew, eh), _ = cv2.fitEllipse(contour)
+        others.append((ew + eh) / 4)
+    stray = max(abs(r - radius) for r in others)
+    return radius, max(RADIUS_ERR_FLOOR_PX, stray)
 
 
 def elongation(contour: np.ndarray) -> float:
@@ -476,12 +558,33 @@ def nested(elements: list[Element], what: str) -> list[str]:
     return []
 
 
+@dataclass(frozen=True)
+class Foreground:
+    """The detector's foreground mask and, in ``local`` mode, the contrast it was cut from."""
+
+    mask: np.ndarray
+    """0/255, opened and with holes filled."""
+    contrast: np.ndarray | None = None
+    """Lab distance of each pixel from its local background (``local`` mode only)."""
+    level: float = 0.0
+    """The cut on ``contrast`` that made the mask."""
+
+
 def foreground(image_bgr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     """Binary mask (0/255) of the objects, holes filled."""
+    return foreground_of(image_bgr, params).mask
+
+
+def foreground_of(image_bgr: np.ndarray, params: dict[str, Any]) -> Foreground:
+    """:func:`foreground` with the contrast map and cut behind it."""
     k = int(params["blur_px"]) | 1
     smooth = cv2.GaussianBlur(image_bgr, (k, k), 0) if k > 1 else image_bgr
+    distance: np.ndarray | None = None
+    cut = 0.0
+    mask: np.ndarray
     if params["mode"] == "local":
-        mask = local_mask(smooth, params)
+        distance, cut = local_contrast(smooth, params)
+        mask = (distance > cut).astype(np.uint8) * 255
     elif params["mode"] == "hsv":
         hsv = cv2.cvtColor(smooth, cv2.COLOR_BGR2HSV)
         mask = hsv_mask(hsv, params["hsv_lower"], params["hsv_upper"])
@@ -504,11 +607,11 @@ def foreground(image_bgr: np.ndarray, params: dict[str, Any]) -> np.ndarray:
             f"opencv.contours: unknown mode {params['mode']!r}; use 'local', 'otsu' or 'hsv'"
         )
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8), iterations=2)
-    return fill_holes(mask)
+    return Foreground(fill_holes(mask), distance, cut)
 
 
-def local_mask(smooth: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    """Pixels whose colour differs from the local background by ``min_contrast`` and the texture.
+def local_contrast(smooth: np.ndarray, params: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """Each pixel's Lab distance from its local background, and the cut objects exceed.
 
     The background is the median Lab colour over a window ``window_share`` of the image's
     short side (objects under half of it vanish from the median). The cut is Otsu's on the
@@ -534,8 +637,7 @@ def local_mask(smooth: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     )
     spread = float(params["spread_factor"]) * float(np.median(distance))
     level = max(float(params["min_contrast"]), min(float(otsu), spread))
-    mask: np.ndarray = (distance > level).astype(np.uint8) * 255
-    return mask
+    return distance, level
 
 
 def _envelope(

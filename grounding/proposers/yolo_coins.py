@@ -38,6 +38,7 @@ from groundeval.grounding.proposers._residue import (
     contrast_map,
     sizes_from,
     unexplained_regions,
+    with_peer_checks,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer
 from groundeval.state import Element, GroundSpec
@@ -140,7 +141,7 @@ class YoloCoinsProposer(YoloProposer):
         )
         unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
         problems += box_doubts(elements, params)
-        return Review(unexplained, problems)
+        return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
 def outside_boxes(

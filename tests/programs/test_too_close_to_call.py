@@ -1,0 +1,86 @@
+"""Measurements with uncertainty: `consistent` withholds what its error bars could reverse."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundeval.programs import CheckError, TooCloseToCall, run_check
+from groundeval.programs._model import NamedCheck, Question
+from groundeval.programs._runner import decide_by_check
+from groundeval.state import Element, Provenance, StateFile, error_field
+
+
+def _row(radii: list[float], errs: list[float] | None = None) -> StateFile:
+    elements = []
+    for i, r in enumerate(radii):
+        fields: dict[str, object] = {"radius_px": r}
+        if errs is not None:
+            fields[error_field("radius_px")] = errs[i]
+        xyxy = [10.0 + 60 * i, 10.0, 50.0 + 60 * i, 50.0]
+        elements.append(Element(id=i + 1, kind="box", xyxy_px=xyxy, fields=fields))
+    return StateFile(
+        item_id="row",
+        question_id="h1",
+        image_sha256="0" * 64,
+        image_size_wh=[700, 100],
+        helper="boxes",
+        elements=elements,
+        status="grounded",
+        provenance=Provenance(toolkit_version="test"),
+    )
+
+
+SAME = NamedCheck(
+    name="consistent",
+    args={"field": "radius_px", "mode": "same", "tolerance": 0.08, "relative": True},
+)
+GROWS = NamedCheck(name="consistent", args={"field": "radius_px", "mode": "increasing"})
+
+
+def test_the_uncertainty_field_is_named_after_the_field() -> None:
+    assert error_field("radius_px") == "radius_px_err"
+
+
+def test_without_uncertainty_the_verdict_is_as_before() -> None:
+    # spread 1.32 against 8 % of 16.45 = 1.316: a fail by a hair, decided
+    row = _row([15.9, 16.04, 16.45, 16.56, 16.45, 16.45, 16.51, 17.22, 16.6])
+    assert run_check(SAME, row).score == 0.0
+
+
+def test_a_spread_within_the_error_bars_of_the_tolerance_is_too_close_to_call() -> None:
+    row = _row([15.9, 16.04, 16.45, 16.56, 16.45, 16.45, 16.51, 17.22, 16.6], [0.3] * 9)
+    with pytest.raises(TooCloseToCall, match="too close to call"):
+        run_check(SAME, row)
+
+
+def test_firm_verdicts_stand_with_error_bars() -> None:
+    assert run_check(SAME, _row([16.0, 16.2, 16.1], [0.2] * 3)).score == 1.0
+    assert run_check(SAME, _row([16.0, 21.0, 16.1], [0.5] * 3)).score == 0.0
+    assert run_check(GROWS, _row([12.0, 13.3, 14.6], [0.25] * 3)).score == 1.0
+    assert run_check(GROWS, _row([12.0, 14.6, 13.3], [0.25] * 3)).score == 0.0
+
+
+def test_a_step_smaller_than_its_error_bars_is_too_close_to_call() -> None:
+    # 13.1 -> 12.5 reads as a break, but 13.1 +/- 0.9 could be 12.2
+    with pytest.raises(TooCloseToCall, match=r"position\(s\) \[3\]"):
+        run_check(GROWS, _row([11.0, 13.1, 12.5, 15.0], [0.25, 0.9, 0.25, 0.25]))
+    # one step firmly broken decides the fail, whatever the doubtful ones say
+    row = _row([11.0, 13.1, 12.5, 9.0], [0.25, 0.9, 0.25, 0.25])
+    assert run_check(GROWS, row).score == 0.0
+
+
+def test_a_bad_uncertainty_is_an_error_not_a_verdict() -> None:
+    with pytest.raises(CheckError, match="radius_px_err"):
+        run_check(SAME, _row([16.0, 16.1, 16.2], [0.2, -1.0, 0.2]))
+    with pytest.raises(CheckError, match="radius_px_err"):
+        run_check(SAME, _row([16.0, 16.1, 16.2], [0.2, "wide", 0.2]))  # type: ignore[list-item]
+
+
+def test_the_runner_withholds_a_verdict_too_close_to_call() -> None:
+    q = Question(id="h1", ask="All the same size?", check=SAME, uses="g1")
+    row = _row([15.9, 16.04, 16.45, 16.56, 16.45, 16.45, 16.51, 17.22, 16.6], [0.3] * 9)
+    decision = decide_by_check(q, "hard", row, "state/row/g1.json", {})
+    assert decision.outcome == "withheld" and decision.score == 0.0
+    assert "too close to call" in decision.reason
+    firm = decide_by_check(q, "hard", _row([16.0, 16.2, 16.1], [0.2] * 3), None, {})
+    assert firm.outcome == "pass"
