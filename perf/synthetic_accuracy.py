@@ -48,6 +48,7 @@ PATHS: dict[str, list[str]] = {
         "opencv.circles",
         "opencv.contours+opencv.circles",
         "yolo.coins",
+        "yolo.coins+opencv.contours",
     ],
     "bars": ["ocr"],
     "compass": ["opencv.lines"],
@@ -59,6 +60,8 @@ PATHS: dict[str, list[str]] = {
     "reflection": ["opencv.color_region"],
 }
 """Grounding paths per scene kind: a proposer, or ``main+second`` for consensus."""
+CONSENSUS_SETTINGS = {"yolo.coins": {"consensus": {"field_rel_tol": 0.15}}}
+"""Consensus settings per main proposer: two coin detectors' radii agree within 15 %."""
 REQUIRED_PARAMS = {"opencv.color_region": ("ranges", "max_regions")}
 """Program params that are inputs, not tuning (kept when the proposer is swapped)."""
 STYLES = ("in", "out", "held")
@@ -108,6 +111,7 @@ def path_spec(spec: Any, path: str) -> Any:
     update: dict[str, Any] = {"proposer": main, "params": keep}
     if second:
         update |= {"verifier": "consensus", "agree_with": [{"proposer": second}]}
+        update["params"] = {**keep, **CONSENSUS_SETTINGS.get(main, {})}
     else:
         update |= {"verifier": "offline", "agree_with": []}
     return type(spec).model_validate({**spec.model_dump(), **update})

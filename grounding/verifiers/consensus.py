@@ -6,9 +6,10 @@ the same image; this verifier first applies the offline checks to the main
 proposal, then matches its elements one-to-one with each other proposal by the
 shared same-object rule (IoU for boxes and polygons, point distance for the
 rest, looser tolerances than for duplicates) and compares every field the spec
-names. A main element without a partner, a field that differs, or an element
-only the other proposer found is a disagreement: the element is rejected or the
-region is listed as missing, so the loop withholds. ``raw`` records both
+names (numbers agree within ``field_rel_tol`` or both ``_err`` uncertainties). A
+main element without a partner, a field that differs, or an element only the other
+proposer found is a disagreement: the element is rejected or the region is listed as
+missing, so the loop withholds. ``raw`` records both
 proposals and every disagreement, so the state file shows what was compared.
 """
 
@@ -24,7 +25,7 @@ from pydantic import NonNegativeFloat
 from groundeval.grounding._geometry import area_iou, element_xyxy, point_distance, same_object
 from groundeval.grounding._protocol import Verification, VerifyRequest, register_verifier
 from groundeval.grounding.verifiers.offline import SETTINGS_KEY, OfflineVerifier
-from groundeval.state import Element, GroundSpec
+from groundeval.state import Element, GroundSpec, error_field
 
 CONSENSUS_KEY = "consensus"
 """Key in ``GroundSpec.params`` whose dict overrides :class:`ConsensusVerifier` settings."""
@@ -179,7 +180,12 @@ class ConsensusVerifier:
                 _field_note(key, spec.proposer, e.fields, name, other.fields)
                 for key in spec.fields
                 if key not in other.fields
-                or not _equal(e.fields.get(key), other.fields[key], self.field_rel_tol)
+                or not _equal(
+                    e.fields.get(key),
+                    other.fields[key],
+                    self.field_rel_tol,
+                    _uncertainty(e.fields, key) + _uncertainty(other.fields, key),
+                )
             ]
             if differ:
                 reasons.setdefault(e.id, []).extend(differ)
@@ -211,13 +217,23 @@ def _where(e: Element) -> str:
     return f"[{x1:.0f}, {y1:.0f}, {x2:.0f}, {y2:.0f}]"
 
 
-def _equal(a: Any, b: Any, rel_tol: float = 0.0) -> bool:
-    """Equal values; numbers by value (3 == 3.0) within ``rel_tol``; True is not the number 1."""
+def _equal(a: Any, b: Any, rel_tol: float = 0.0, slack: float = 0.0) -> bool:
+    """Equal values; numbers by value (3 == 3.0) within ``rel_tol`` or ``slack``.
+
+    ``slack`` is the two measurements' uncertainties combined; True is not the number 1.
+    """
     if _number(a) and _number(b):
-        return math.isclose(float(a), float(b), rel_tol=max(rel_tol, 1e-9), abs_tol=1e-9)
+        close = math.isclose(float(a), float(b), rel_tol=max(rel_tol, 1e-9), abs_tol=1e-9)
+        return close or abs(float(a) - float(b)) <= slack
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     return bool(a == b)
+
+
+def _uncertainty(values: dict[str, Any], key: str) -> float:
+    """A field's uncertainty (its ``_err`` sibling), 0 when absent or not a number >= 0."""
+    err = values.get(error_field(key))
+    return float(err) if _number(err) and math.isfinite(err) and err >= 0 else 0.0
 
 
 def _number(value: Any) -> bool:

@@ -259,6 +259,28 @@ def test_numeric_fields_agree_within_the_relative_tolerance():
     )
 
 
+def test_numeric_fields_agree_within_their_measured_uncertainties():
+    spec = GroundSpec(
+        helper="boxes", proposer="a", verifier="consensus", agree_with=["b"],
+        fields={"radius_px": {"type": "number"}},
+    )  # fmt: skip
+
+    def one(radius: float, **err: float) -> list[Element]:
+        fields = {"radius_px": radius, **err}
+        return [Element(id=1, kind="box", xyxy_px=[10, 10, 30, 30], fields=fields)]
+
+    def verdict(mine: list[Element], theirs: list[Element]) -> str:
+        out = ConsensusVerifier().compare(mine, {"b": theirs}, spec, OfflineVerifier(), (120, 80))
+        return out.elements[0].verdict
+
+    # 10 +/- 0.6 and 11 +/- 0.5 overlap; 10 +/- 0.3 and 11 +/- 0.5 do not
+    assert verdict(one(10.0, radius_px_err=0.6), one(11.0, radius_px_err=0.5)) == "accepted"
+    assert verdict(one(10.0, radius_px_err=0.3), one(11.0, radius_px_err=0.5)) == "rejected"
+    # one side's uncertainty is enough when it covers the gap; a bad one counts as none
+    assert verdict(one(10.0, radius_px_err=1.0), one(11.0)) == "accepted"
+    assert verdict(one(10.0, radius_px_err=-5.0), one(11.0)) == "rejected"
+
+
 def test_validate_names_an_unknown_agree_with_proposer_and_a_consensus_without_one(
     tmp_path: Path,
 ):
