@@ -304,7 +304,7 @@ def decide_by_check(
             outcome="withheld",
             score=0.0,
             source="check",
-            reason=f"withheld: {exc}",
+            reason=f"too close to call: {exc}",
             state_file=path,
         )
     except CheckError as exc:

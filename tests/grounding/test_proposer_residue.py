@@ -12,7 +12,16 @@ import pytest
 
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._tuning import FACES, METALS, draw_coin, draw_die
-from groundeval.grounding.proposers import opencv_circles, opencv_contours, opencv_dice
+from groundeval.grounding.proposers import (
+    ocr,
+    opencv_circles,
+    opencv_color,
+    opencv_contours,
+    opencv_dice,
+    opencv_lines,
+    yolo_coins,
+    yolo_dice,
+)
 from groundeval.grounding.proposers._cv import CVProposer
 from groundeval.programs._model import GroundSpec
 
@@ -125,7 +134,13 @@ PROPOSERS = [
     opencv_contours.ContoursProposer,
     opencv_circles.CirclesProposer,
     opencv_circles.BlobsProposer,
+    opencv_lines.LinesProposer,
+    opencv_color.ColorRegionProposer,
+    ocr.OCRProposer,
+    yolo_coins.YoloCoinsProposer,
+    yolo_dice.YoloDiceProposer,
 ]
+HELPERS = {"opencv.lines": "line", "opencv.color_region": "boundary", "ocr": "text"}
 
 
 @pytest.mark.parametrize("factory", PROPOSERS)
@@ -136,12 +151,14 @@ PROPOSERS = [
         ("tiny", np.full((3, 3, 3), 200, np.uint8)),
         ("uniform", np.full((480, 640, 3), 128, np.uint8)),
         ("uniform grey", np.full((300, 400), 30, np.uint8)),
+        ("huge uniform", np.full((3000, 4000, 3), 90, np.uint8)),
     ],
 )
 def test_bad_input_is_a_problem_not_an_exception(
     factory: type[CVProposer], what: str, image: np.ndarray
 ) -> None:
-    proposal = factory().run(image, _spec(factory.name))
+    spec = GroundSpec(helper=HELPERS.get(factory.name, "boxes"), proposer=factory.name)
+    proposal = factory().run(image, spec)
     assert proposal.elements == []
     assert proposal.problems, f"{what}: a proposal on nothing must say why it is useless"
 
