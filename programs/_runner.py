@@ -297,24 +297,15 @@ def decide_by_check(
             trace = kept  # the same trace: the record on file (compared below by identity)
         else:
             trace = CheckTrace.model_validate(found)
-    except TooCloseToCall as exc:
+    except CheckError as exc:  # too close to call is withheld; anything else an error
+        close = isinstance(exc, TooCloseToCall)
         return Decision(
             question_id=q.id,
             kind=kind,
-            outcome="withheld",
+            outcome="withheld" if close else "error",
             score=0.0,
             source="check",
-            reason=f"too close to call: {exc}",
-            state_file=path,
-        )
-    except CheckError as exc:
-        return Decision(
-            question_id=q.id,
-            kind=kind,
-            outcome="error",
-            score=0.0,
-            source="check",
-            reason=f"check failed to evaluate: {exc}",
+            reason=f"too close to call: {exc}" if close else f"check failed to evaluate: {exc}",
             state_file=path,
         )
     fields: dict[str, Any] = {
