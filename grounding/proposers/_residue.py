@@ -21,7 +21,11 @@ are a *problem* (texture, clutter) rather than a long list.
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import cv2
 import numpy as np
@@ -38,6 +42,8 @@ RELAXED_RECT_FILL = 0.74
 """Least rectangle fill of a region accepted as square by its roundness (a disc fills 0.79)."""
 BACKGROUND_SIDE_PX = 96
 """Long side of the copy the local background (a median) is estimated on."""
+COARSE_MEDIAN_PX = 22
+"""A coarse map takes a median window wider than this (copy pixels) on a copy half as long."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,59 @@ class Sizes:
     min_area_px: float
     max_area_px: float
     window_px: float
+
+
+class Outline:
+    """One outer contour of a map's mask and its measures (work-copy pixels), each taken once.
+
+    Several looks read one mask (the round and the solid one): they share its outlines. A
+    measure is taken when first asked (most outlines fail the size test before any).
+    """
+
+    __slots__ = ("_bbox", "_hull", "_radius", "_rect", "area", "contour")
+
+    def __init__(self, contour: np.ndarray) -> None:
+        self.contour = contour
+        self.area = float(cv2.contourArea(contour))
+        self._hull: float | None = None
+        self._rect: tuple[float, float] | None = None
+        self._radius: float | None = None
+        self._bbox: tuple[int, int, int, int] | None = None
+
+    @property
+    def hull_area(self) -> float:
+        """Area of the convex hull."""
+        if self._hull is None:
+            self._hull = float(cv2.contourArea(cv2.convexHull(self.contour)))
+        return self._hull
+
+    @property
+    def rect_wh(self) -> tuple[float, float]:
+        """Sides of the minimum-area rectangle."""
+        if self._rect is None:
+            (_, _), (rw, rh), _ = cv2.minAreaRect(self.contour)
+            self._rect = float(rw), float(rh)
+        return self._rect
+
+    @property
+    def radius(self) -> float:
+        """Radius of the minimum enclosing circle."""
+        if self._radius is None:
+            self._radius = float(cv2.minEnclosingCircle(self.contour)[1])
+        return self._radius
+
+    @property
+    def bbox(self) -> tuple[int, int, int, int]:
+        """``cv2.boundingRect``: x, y, width, height."""
+        if self._bbox is None:
+            x, y, w, h = cv2.boundingRect(self.contour)
+            self._bbox = int(x), int(y), int(w), int(h)
+        return self._bbox
+
+
+def median(values: Sequence[float]) -> float:
+    """``np.median`` of a short list (the same value: middle one, or mean of the two), faster."""
+    return float(statistics.median(values))
 
 
 @dataclass
@@ -62,6 +121,38 @@ class ContrastMap:
     """The distance cut actually used."""
     closed: np.ndarray | None = field(default=None, repr=False)
     """The cut map closed, before opening and filling (the opened looks start from it)."""
+    contours: Sequence[np.ndarray] | None = field(default=None, repr=False)
+    """Outer contours of ``mask`` when already found (see :func:`filled`)."""
+    covers: dict[tuple[tuple[Any, ...], ...], np.ndarray] = field(default_factory=dict, repr=False)
+    """:func:`covered_mask` by the elements' geometry, shared with the maps derived from this."""
+
+    @cached_property
+    def outlines(self) -> list[Outline]:
+        """Outer contours of ``mask`` (found once; ``mask`` is never changed in place)."""
+        contours = self.contours
+        if contours is None:
+            contours, _ = cv2.findContours(self.mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        return [Outline(c) for c in contours]
+
+
+def above(values: np.ndarray, level: float) -> np.ndarray:
+    """255 where ``values > level``, else 0: numpy's ``(values > level) * 255`` in one pass.
+
+    Like numpy, OpenCV compares a float32 map with ``level`` taken as float32.
+    """
+    return np.asarray(cv2.compare(values, level, cv2.CMP_GT))  # type: ignore[call-overload]
+
+
+def filled(mask: np.ndarray) -> tuple[np.ndarray, Sequence[np.ndarray]]:
+    """``mask`` with its holes filled, and its outer contours.
+
+    They are the filled mask's outer contours too (filling redraws each outer boundary
+    pixel for pixel), so the looks need not find them again.
+    """
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = np.zeros_like(mask)
+    cv2.drawContours(out, contours, -1, 255, -1)
+    return out, contours
 
 
 def contrast_map(
@@ -69,28 +160,29 @@ def contrast_map(
     window_px: float,
     min_contrast: float = 28.0,
     spread_factor: float = 3.0,
+    *,
+    coarse: bool = False,
 ) -> ContrastMap:
-    """Pixels that differ from their surroundings (``window_px`` wide, full-image pixels)."""
+    """Pixels that differ from their surroundings (``window_px`` wide, full-image pixels).
+
+    ``coarse`` takes a wide window's median on a smaller copy (:func:`median_background`).
+    """
     h, w = image_bgr.shape[:2]
     step = max(1, int(np.ceil(max(h, w) / WORK_SIDE_PX)))
-    small = image_bgr
-    if step > 1:  # whole-number steps: OpenCV's area resize is fast for those
-        small = cv2.resize(image_bgr, (max(1, w // step), max(1, h // step)),
-                           interpolation=cv2.INTER_AREA)  # fmt: skip
+    small = shrink(image_bgr, step)
     scale = small.shape[1] / w
     # a light blur averages fine texture (wood grain, weave) into its mean colour
     lab8 = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2LAB), (0, 0), TEXTURE_SIGMA_PX)
-    background = local_background(lab8, window_px * scale)
+    background = median_background(lab8, window_px * scale, coarse=coarse)
     distance = lab_distance(lab8, background)
     distance = cv2.blur(distance, (3, 3))
-    level = max(float(min_contrast), spread_factor * float(np.median(distance[::3, ::3])))
-    raw = (distance > level).astype(np.uint8) * 255
+    level = max(float(min_contrast), spread_factor * sample_median(distance[::3, ::3]))
+    raw = above(distance, level)
     closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    mask = np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(mask)
-    cv2.drawContours(filled, contours, -1, 255, -1)
-    return ContrastMap(scale, distance, filled, level, closed)
+    mask, contours = filled(
+        np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+    )
+    return ContrastMap(scale, distance, mask, level, closed, contours)
 
 
 def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
@@ -106,14 +198,11 @@ def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
     # open the raw map, then fill: lines closing a loop must not leave a filled blob behind
     closed = cmap.closed
     if closed is None:
-        raw = (cmap.distance > cmap.level).astype(np.uint8) * 255
+        raw = above(cmap.distance, cmap.level)
         closed = cv2.morphologyEx(raw, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k | 1, k | 1))
-    mask = np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(mask)
-    cv2.drawContours(filled, contours, -1, 255, -1)
-    return ContrastMap(cmap.scale, cmap.distance, filled, cmap.level, closed)
+    mask, contours = filled(np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, kernel)))
+    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, closed, contours, cmap.covers)
 
 
 def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int = 2) -> ContrastMap:
@@ -134,7 +223,7 @@ def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int 
             -1,
         )
     mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
-    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, cmap.closed)
+    return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, cmap.closed, covers=cmap.covers)
 
 
 def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
@@ -153,32 +242,58 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return w > 0 and h > 0
 
 
-def lab_distance(lab8: np.ndarray, background: np.ndarray) -> np.ndarray:
-    """Per-pixel Euclidean distance between two Lab images (OpenCV ops: a few times numpy's)."""
-    diff = cv2.subtract(lab8.astype(np.float32), background)
-    squared = cv2.multiply(diff, diff)
+def lab_distance(lab8: np.ndarray, background8: np.ndarray) -> np.ndarray:
+    """Per-pixel Euclidean distance between two 8-bit Lab images, as float32.
+
+    Whole-number differences: squared from their absolute value in 8 bits, every step is
+    exact, so this is the distance of the images taken as floats, in fewer passes.
+    """
+    diff = cv2.absdiff(lab8, background8)
+    squared = cv2.multiply(diff, diff, dtype=cv2.CV_32F)
     summed = cv2.transform(squared, np.ones((1, 3), np.float32))
     return np.asarray(cv2.sqrt(summed)).reshape(lab8.shape[:2])
 
 
+def sample_median(values: np.ndarray) -> float:
+    """``np.median`` of an array (the mean of its middle one or two), by one partition."""
+    flat = values.ravel()
+    half = flat.size // 2
+    middle = slice(half, half + 1) if flat.size % 2 else slice(half - 1, half + 1)
+    return float(np.partition(flat, (middle.start, middle.stop - 1))[middle].mean())
+
+
 def local_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
+    """:func:`median_background` as float32 (for callers that adjust it, as contours does)."""
+    return np.asarray(median_background(lab8, window_px), dtype=np.float32)
+
+
+def shrink(image: np.ndarray, step: int) -> np.ndarray:
+    """``image`` area-averaged to ``1 / step`` of each side (whole steps: OpenCV is fast)."""
+    if step <= 1:
+        return image
+    h, w = image.shape[:2]
+    size = (max(1, w // step), max(1, h // step))
+    return np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_AREA))
+
+
+def median_background(lab8: np.ndarray, window_px: float, *, coarse: bool = False) -> np.ndarray:
     """Median colour of a ``window_px`` neighbourhood (objects under half of it vanish).
 
     Computed on a copy about ``BACKGROUND_SIDE_PX`` long, so the median filter stays cheap,
-    then brought back to the input's size.
+    then brought back to the input's size (8 bits, as the input). ``coarse`` takes a window
+    over ``COARSE_MEDIAN_PX`` wide there on a copy half as long (OpenCV's median costs most
+    for wide windows, and their median barely moves).
     """
     sh, sw = lab8.shape[:2]
     step = max(1, int(np.ceil(max(sh, sw) / BACKGROUND_SIDE_PX)))
-    tiny = lab8
-    if step > 1:
-        tiny = cv2.resize(lab8, (max(1, sw // step), max(1, sh // step)),
-                          interpolation=cv2.INTER_AREA)  # fmt: skip
+    if coarse and window_px / step > COARSE_MEDIAN_PX:
+        step *= 2
+    tiny = shrink(lab8, step)
     f = tiny.shape[1] / sw
     th, tw = tiny.shape[:2]
-    k = int(np.clip(window_px * f, 3, max(3, min(th, tw) - 1))) | 1
+    k = int(min(max(window_px * f, 3), max(3, min(th, tw) - 1))) | 1  # np.clip, on floats
     med = cv2.medianBlur(tiny, k) if min(th, tw) > k else tiny
-    up = cv2.resize(med, (sw, sh), interpolation=cv2.INTER_LINEAR)
-    return np.asarray(up, dtype=np.float32)
+    return np.asarray(cv2.resize(med, (sw, sh), interpolation=cv2.INTER_LINEAR))
 
 
 def sizes_from(
@@ -201,11 +316,19 @@ def sizes_from(
 
 
 def covered_mask(cmap: ContrastMap, elements: list[Element]) -> np.ndarray:
-    """1 inside every element's box (a pixel wider, work-copy pixels), 0 elsewhere."""
+    """1 inside every element's box (a pixel wider, work-copy pixels), 0 elsewhere (read only).
+
+    Drawn once per set of elements: every look of a map and of the maps derived from it
+    asks. The key is their geometry as stored (cheaper than their bounds, and as exact).
+    """
+    key = tuple(tuple(e.xyxy_px or ()) + tuple(map(tuple, e.points_px or ())) for e in elements)
+    covered = cmap.covers.get(key)
+    if covered is not None:
+        return covered
     s = cmap.scale
     covered = np.zeros(cmap.mask.shape, np.uint8)
-    for e in elements:
-        x1, y1, x2, y2 = bounds(e)
+    cmap.covers[key] = covered
+    for x1, y1, x2, y2 in (bounds(e) for e in elements):
         cv2.rectangle(
             covered,
             (int(x1 * s) - 1, int(y1 * s) - 1),
@@ -241,20 +364,18 @@ def unexplained_regions(
     """
     s = cmap.scale
     covered: np.ndarray | None = None  # drawn once a region needs it
-    contours, _ = cv2.findContours(cmap.mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     found: list[Element] = []
     compact = 0
-    for contour in contours:
-        area = float(cv2.contourArea(contour)) / (s * s)
+    for outline in cmap.outlines:
+        area = outline.area / (s * s)
         if area < sizes.min_area_px or area > sizes.max_area_px:
             continue
-        hull = float(cv2.contourArea(cv2.convexHull(contour))) / (s * s)
-        (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+        hull = outline.hull_area / (s * s)
+        rw, rh = outline.rect_wh
         aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
         if hull <= 0 or area / hull < min_solidity or aspect > max_aspect:
             continue
-        _, radius = cv2.minEnclosingCircle(contour)
-        roundness = area * s * s / (np.pi * max(radius, 1e-6) ** 2)
+        roundness = area * s * s / (np.pi * max(outline.radius, 1e-6) ** 2)
         fill = area * s * s / max(rw * rh, 1e-6)
         # an ellipse fills its rectangle like a disc and is not round either: only a region
         # about as wide as long may be taken for a square by its roundness
@@ -264,7 +385,7 @@ def unexplained_regions(
         if roundness < min_roundness:
             continue
         compact += 1
-        x, y, bw, bh = cv2.boundingRect(contour)
+        x, y, bw, bh = outline.bbox
         if covered is None:
             covered = covered_mask(cmap, elements)
         # the share of the region's box that elements cover (a count: np.mean's exact value)
@@ -330,7 +451,7 @@ def _faint(contrasts: list[float], what: str) -> list[str]:
     """:func:`faint_elements` given the elements' contrasts."""
     if len(contrasts) < 3:
         return []
-    typical = float(np.median(contrasts))
+    typical = median(contrasts)
     return [
         f"{what} #{i} contrasts {c / typical:.0%} as much as the typical {what}: "
         "a patch of table rather than an object?"
@@ -385,7 +506,7 @@ def peer_review(
         return [], []
     if contrasts is None:
         contrasts = peer_contrasts(cmap, elements)
-    typical = float(np.median(contrasts))
+    typical = median(contrasts)
     found: list[Element] = []
     problems: list[str] = []
     for share in PEER_SHARES:
@@ -401,12 +522,12 @@ def _peer_cut(
     cmap: ContrastMap, elements: list[Element], what: str, level: float
 ) -> tuple[list[Element], list[str], bool]:
     """:func:`peer_review` at one cut; also whether an element sits in a merged region."""
-    raw = (cmap.distance > level).astype(np.uint8) * 255
-    mask = np.asarray(cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(mask)
-    cv2.drawContours(filled, contours, -1, 255, -1)
-    regions = [_region(c, cmap.scale) for c in contours]
+    raw = above(cmap.distance, level)
+    mask, contours = filled(
+        np.asarray(cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+    )
+    cut = ContrastMap(cmap.scale, cmap.distance, mask, level, contours=contours, covers=cmap.covers)
+    regions = [_region(o, cmap.scale) for o in cut.outlines]
     problems: list[str] = []
     matched: list[float] = []
     merged = False
@@ -427,15 +548,14 @@ def _peer_cut(
         if largest.round and (x2 - x1) * (y2 - y1) < PEER_PART * (rx2 - rx1) * (ry2 - ry1):
             problems.append(f"{what} #{i} covers only part of a round region: an object cut up?")
     if matched:
-        typical = float(np.median(matched))
+        typical = median(matched)
         sizes = Sizes(PEER_AREA[0] * typical, PEER_AREA[1] * typical, 0.0)
     else:
         areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
         sizes = Sizes(PEER_AREA[0] * min(areas), PEER_AREA[1] * max(areas), 0.0)
     found, _ = unexplained_regions(
-        ContrastMap(cmap.scale, cmap.distance, filled, level), elements, sizes, what,
-        min_solidity=PEER_SOLIDITY, max_aspect=PEER_ASPECT,
-    )  # fmt: skip
+        cut, elements, sizes, what, min_solidity=PEER_SOLIDITY, max_aspect=PEER_ASPECT
+    )
     for u in found:
         u.reason = f"{u.reason} (as contrasting as the {what}s found)"
     return found, problems, merged
@@ -445,13 +565,11 @@ def _holds(xyxy: tuple[float, float, float, float], x: float, y: float) -> bool:
     return xyxy[0] <= x <= xyxy[2] and xyxy[1] <= y <= xyxy[3]
 
 
-def _region(contour: np.ndarray, scale: float) -> _Region:
-    area = float(cv2.contourArea(contour))
-    x, y, w, h = cv2.boundingRect(contour)
-    hull = float(cv2.contourArea(cv2.convexHull(contour)))
-    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+def _region(outline: Outline, scale: float) -> _Region:
+    area, hull, radius = outline.area, outline.hull_area, outline.radius
+    x, y, w, h = outline.bbox
+    rw, rh = outline.rect_wh
     aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
-    _, radius = cv2.minEnclosingCircle(contour)
     compact = hull > 0 and area / hull >= PEER_SOLIDITY and aspect <= PEER_ASPECT
     rounded = compact and area >= PEER_ROUNDNESS * np.pi * max(radius, 1e-6) ** 2
     s = scale

@@ -56,6 +56,8 @@ MIN_RIM_SUPPORT = 0.35
 
 RIM_POINTS = np.linspace(0, 2 * np.pi, 72, endpoint=False)
 """Angles of the 72 points on a circle's rim that ``rim_supports`` looks at."""
+RIM_UNIT = np.stack([np.cos(RIM_POINTS), np.sin(RIM_POINTS)], axis=1)
+"""Their unit offsets ``(cos, sin)``, taken once."""
 
 
 def rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np.ndarray:
@@ -63,16 +65,13 @@ def rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np
 
     All circles at once: one array operation instead of a Python loop per circle.
     """
-    centres = np.array([e.fields["center_px"] for e in elements], dtype=float).reshape(-1, 2)
-    radii = np.array([float(e.fields["radius_px"]) for e in elements]).reshape(-1, 1)
-    cx, cy = centres[:, :1], centres[:, 1:]
-    xs = np.clip(
-        np.round((cx + radii * np.cos(RIM_POINTS)) * scale).astype(int), 0, edges.shape[1] - 1
-    )
-    ys = np.clip(
-        np.round((cy + radii * np.sin(RIM_POINTS)) * scale).astype(int), 0, edges.shape[0] - 1
-    )
-    return np.asarray((edges[ys, xs] > 0).mean(axis=1))
+    circles = np.array(
+        [(*e.fields["center_px"], e.fields["radius_px"]) for e in elements], dtype=float
+    ).reshape(-1, 1, 3)
+    xy = np.rint((circles[..., :2] + circles[..., 2:] * RIM_UNIT) * scale)
+    np.clip(xy, 0, (edges.shape[1] - 1, edges.shape[0] - 1), out=xy)  # whole numbers still
+    ix = xy.astype(np.intp)
+    return np.asarray(np.count_nonzero(edges[ix[..., 1], ix[..., 0]], axis=1) / len(RIM_POINTS))
 
 
 def circle_review(
@@ -87,9 +86,10 @@ def circle_review(
     Hough misses coins a table line (mortar, grass) or another coin runs into, and so does
     the round residue (the coin is one region with the line): the solid look (as contours
     has it) and a wide-opened look flag them. ``grey`` is the image in grey when the caller
-    has it already (detection does).
+    has it already (detection does). The contrast map is ``coarse`` (a wide window's median
+    on a smaller copy), so the check stays cheap next to Hough's 1.5 ms.
     """
-    sizes, cmap = residue_map(image_bgr, elements, params)
+    sizes, cmap = residue_map(image_bgr, elements, params, coarse=True)
     review = round_residue(image_bgr, elements, params, "circle", (sizes, cmap))
     if not elements:
         return review
@@ -225,8 +225,11 @@ class BlobsProposer(CVProposer):
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Uncovered round regions; too many or nested blobs; blobs unlike the others."""
-        sizes, cmap = residue_map(image_bgr, elements, params)
+        """Uncovered round regions; too many or nested blobs; blobs unlike the others.
+
+        A ``coarse`` contrast map, as for circles: the detector is as quick as Hough.
+        """
+        sizes, cmap = residue_map(image_bgr, elements, params, coarse=True)
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap))
         return with_peer_checks(review, cmap, elements, "blob")
 

@@ -65,6 +65,7 @@ from groundeval.grounding.proposers._residue import (
     Sizes,
     contrast_map,
     local_background,
+    median,
     merge_found,
     opened,
     sizes_from,
@@ -461,9 +462,9 @@ def elongation(contour: np.ndarray) -> float:
 
 
 def residue_map(
-    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any], *, coarse: bool = False
 ) -> tuple[Sizes, ContrastMap]:
-    """Sizes the round residue looks for, and its contrast map."""
+    """Sizes the round residue looks for, and its contrast map (``coarse``: see there)."""
     h, w = image_bgr.shape[:2]
     hint_min = float(params.get("min_area_px", np.pi * float(params.get("min_radius_px", 8)) ** 2))
     hint_max = float(params.get("max_area_share", 0.25)) * h * w
@@ -473,7 +474,8 @@ def residue_map(
     # a tiny element (a fragment of a coin) must not hide the coins: never look only at
     # regions under ROUND_RESIDUE_SPAN x the least object the proposer counts
     sizes = replace(sizes, max_area_px=max(sizes.max_area_px, ROUND_RESIDUE_SPAN * hint_min))
-    return sizes, contrast_map(image_bgr, sizes.window_px, min_contrast=ROUND_RESIDUE_CONTRAST)
+    cmap = contrast_map(image_bgr, sizes.window_px, ROUND_RESIDUE_CONTRAST, coarse=coarse)
+    return sizes, cmap
 
 
 def round_residue(
@@ -504,13 +506,18 @@ def opened_residue(
     """Round uncovered regions left once necks ``window / divisor`` wide are opened away.
 
     Opening chops grain into compact bits too, so only regions near full size (at least
-    ``BRIDGE_LOW_SHARE`` of the median box found) count.
+    ``BRIDGE_LOW_SHARE`` of the median box found) count. A neck too thin to open leaves the
+    map as it is: the round look (``round_residue``, which every caller runs first, with the
+    same filters and no higher least area) has flagged all this could, so it is skipped.
     """
+    cut = opened(cmap, sizes.window_px / divisor)
+    if cut is cmap:
+        return []
     boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
-    least = BRIDGE_LOW_SHARE * float(np.median(boxes)) if boxes else 0.0
+    least = BRIDGE_LOW_SHARE * median(boxes) if boxes else 0.0
     found, _ = unexplained_regions(
-        opened(cmap, sizes.window_px / divisor), elements,
-        replace(sizes, min_area_px=max(sizes.min_area_px, least)), what, min_roundness=0.6,
+        cut, elements, replace(sizes, min_area_px=max(sizes.min_area_px, least)), what,
+        min_roundness=0.6,
     )  # fmt: skip
     return found
 
@@ -526,7 +533,7 @@ def solid_residue(cmap: ContrastMap, elements: list[Element], sizes: Sizes) -> l
     boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
     if not boxes:
         return []
-    typical = float(np.median(boxes))
+    typical = median(boxes)
     span = replace(sizes, min_area_px=max(sizes.min_area_px, SOLID_AREA[0] * typical),
                    max_area_px=SOLID_AREA[1] * typical)  # fmt: skip
     found, _ = unexplained_regions(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from groundeval.benchmarks.synthetic import generate
-from groundeval.grounding.proposers import _residue, opencv_circles
+from groundeval.grounding.proposers import _residue, opencv_circles, opencv_contours
 from groundeval.grounding.proposers._cv import Review
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
@@ -79,3 +79,187 @@ def test_circles_analyse_equals_detect_then_self_check(scene: str, level: str, s
     detected = proposer.detect(img, spec, params)
     assert [e.model_dump() for e in elements] == [e.model_dump() for e in detected]
     assert _same_review(review, proposer.self_check(img, detected, params))
+
+
+# ---------------------------------- the looks of circles and blobs (self-check overhead, again)
+
+
+def _masks(seed: int) -> list[np.ndarray]:
+    """0/255 masks of every kind the looks cut: noise, lines, rings, blurred blobs, scene cuts."""
+    rng = np.random.default_rng(seed)
+    out = [(rng.random((60, 80)) > rng.uniform(0.3, 0.95)).astype(np.uint8) * 255]
+    lines = np.zeros((90, 120), np.uint8)
+    for _ in range(12):
+        a, b = rng.integers(-5, 125, 2), rng.integers(-5, 125, 2)
+        cv2.line(
+            lines, (int(a[0]), int(a[1])), (int(b[0]), int(b[1])), 255, int(rng.integers(1, 3))
+        )
+    for _ in range(5):
+        centre = (int(rng.integers(0, 120)), int(rng.integers(0, 90)))
+        cv2.circle(lines, centre, int(rng.integers(2, 20)), 255, int(rng.choice([-1, 1, 2])))
+    out.append(lines)
+    noise = cv2.GaussianBlur(rng.random((120, 160)).astype(np.float32), (0, 0), 2.0)
+    out.append(_residue.above(noise, float(np.quantile(noise, 0.7))))
+    cmap = _residue.contrast_map(_scene(seed), 150.0, 8.0)
+    out += [_residue.above(cmap.distance, cmap.level * f) for f in (0.5, 1.0, 2.0)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_filled_masks_keep_the_outer_contours_they_were_filled_from(seed: int) -> None:
+    # the looks take a filled mask's outlines from the mask it was filled from
+    for mask in _masks(seed):
+        out, contours = _residue.filled(mask)
+        again, _ = cv2.findContours(out, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        assert len(again) == len(contours)
+        assert all(np.array_equal(a, b) for a, b in zip(again, contours, strict=True))
+
+
+def _plain_unexplained(
+    cmap: _residue.ContrastMap, elements: list[Element], sizes: _residue.Sizes, **kw: float
+) -> list[tuple[float, ...]]:
+    """The per-contour loop ``unexplained_regions`` had: boxes of the regions it flags."""
+    s = cmap.scale
+    covered = np.zeros(cmap.mask.shape, np.uint8)
+    for e in elements:
+        x1, y1, x2, y2 = e.xyxy_px or [0.0] * 4
+        cv2.rectangle(
+            covered,
+            (int(x1 * s) - 1, int(y1 * s) - 1),
+            (int(np.ceil(x2 * s)) + 1, int(np.ceil(y2 * s)) + 1),
+            1,
+            -1,
+        )
+    contours, _ = cv2.findContours(cmap.mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    found = []
+    for c in contours:
+        area = float(cv2.contourArea(c)) / (s * s)
+        hull = float(cv2.contourArea(cv2.convexHull(c))) / (s * s)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+        aspect = max(rw, rh) / max(min(rw, rh), 1e-6)
+        _, radius = cv2.minEnclosingCircle(c)
+        roundness = area * s * s / (np.pi * max(radius, 1e-6) ** 2)
+        x, y, bw, bh = cv2.boundingRect(c)
+        if (
+            sizes.min_area_px <= area <= sizes.max_area_px
+            and hull > 0
+            and area / hull >= kw.get("min_solidity", 0.8)
+            and aspect <= kw.get("max_aspect", 2.6)
+            and roundness >= kw.get("min_roundness", 0.0)
+            and covered[y : y + bh, x : x + bw].mean() < kw.get("covered_share", 0.3)
+        ):
+            found.append(tuple(round(v, 2) for v in (x / s, y / s, (x + bw) / s, (y + bh) / s)))
+    return found  # fmt: skip
+
+
+SCENES = [("coins", "clean", 0), ("coins", "hard", 3), ("dice", "moderate", 1), ("rows", "hard", 2)]
+
+
+@pytest.mark.parametrize(("scene", "level", "seed"), SCENES)
+def test_looks_sharing_outlines_and_covered_masks_flag_what_each_alone_did(
+    scene: str, level: str, seed: int
+) -> None:
+    img = generate(scene, level, seed).image_bgr
+    elements = opencv_circles.CirclesProposer().run(img, GroundSpec(helper="boxes")).elements
+    cmap = _residue.contrast_map(img, 160.0, 8.0)
+    sizes = _residue.Sizes(150.0, 40000.0, 160.0)
+    solid = {"min_solidity": 0.7, "max_aspect": 2.0, "covered_share": 0.1, "min_roundness": 0.33}
+    looks: list[dict[str, float]] = [{"min_roundness": 0.6}, solid, {}]
+    for m in (cmap, _residue.opened(cmap, 16.0), _residue.opened(cmap, 32.0)):
+        for kw in looks:  # one map, several looks: outlines and covered mask taken once
+            found, _ = _residue.unexplained_regions(m, elements, sizes, "x", **kw)
+            assert [tuple(e.xyxy_px or []) for e in found] == _plain_unexplained(
+                m, elements, sizes, **kw
+            )
+
+
+def _float_lab_distance(lab8: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """The float32 computation ``lab_distance`` replaced."""
+    diff = lab8.astype(np.float32) - background.astype(np.float32)
+    summed = cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32))
+    return np.asarray(cv2.sqrt(summed)).reshape(lab8.shape[:2])
+
+
+def test_lab_distance_in_8_bits_equals_the_float_computation() -> None:
+    rng = np.random.default_rng(5)
+    extremes = np.array([[[0, 0, 0], [255, 255, 255]]], np.uint8)
+    a = np.concatenate([rng.integers(0, 256, (1, 998, 3), dtype=np.uint8), extremes], axis=1)
+    b = np.concatenate(
+        [rng.integers(0, 256, (1, 998, 3), dtype=np.uint8), extremes[:, ::-1]], axis=1
+    )
+    assert np.array_equal(_residue.lab_distance(a, b), _float_lab_distance(a, b))
+    lab = cv2.cvtColor(_scene(2), cv2.COLOR_BGR2LAB)
+    background = _residue.median_background(lab, 90.0)
+    assert np.array_equal(
+        _residue.lab_distance(lab, background), _float_lab_distance(lab, background)
+    )
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 7), (120, 160), (121, 163)])
+def test_sample_median_is_np_median(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[1])
+    for values in (rng.random(shape), rng.integers(0, 4, shape)):  # ties too
+        grid = values.astype(np.float32)[::3, ::3]  # the map's sample: odd and even sizes
+        assert _residue.sample_median(grid) == float(np.median(grid))
+        short = [float(v) for v in values.ravel()[:9]]
+        assert _residue.median(short) == float(np.median(short))
+
+
+def _old_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
+    """``local_background`` as it was (np.clip, and float32 of the upsampled median)."""
+    sh, sw = lab8.shape[:2]
+    step = max(1, int(np.ceil(max(sh, sw) / _residue.BACKGROUND_SIDE_PX)))
+    tiny = lab8 if step == 1 else cv2.resize(lab8, (sw // step, sh // step),
+                                             interpolation=cv2.INTER_AREA)  # fmt: skip
+    th, tw = tiny.shape[:2]
+    k = int(np.clip(window_px * tiny.shape[1] / sw, 3, max(3, min(th, tw) - 1))) | 1
+    med = cv2.medianBlur(tiny, k) if min(th, tw) > k else tiny
+    return np.asarray(cv2.resize(med, (sw, sh), interpolation=cv2.INTER_LINEAR), np.float32)
+
+
+@pytest.mark.parametrize("window_px", [1.0, 6.0, 30.0, 47.8, 120.0, 500.0])
+def test_local_background_is_unchanged(window_px: float) -> None:
+    lab = cv2.cvtColor(cv2.resize(_scene(1), (160, 115)), cv2.COLOR_BGR2LAB)
+    assert np.array_equal(
+        _residue.local_background(lab, window_px), _old_background(lab, window_px)
+    )
+
+
+def test_a_coarse_map_differs_only_for_a_wide_window_and_barely() -> None:
+    img = _scene(4)
+    narrow = (
+        _residue.contrast_map(img, 60.0, 8.0),
+        _residue.contrast_map(img, 60.0, 8.0, coarse=True),
+    )
+    assert np.array_equal(narrow[0].distance, narrow[1].distance)
+    exact, coarse = (_residue.contrast_map(img, 240.0, 8.0, coarse=c) for c in (False, True))
+    assert not np.array_equal(exact.distance, coarse.distance)
+    assert np.mean(exact.mask != coarse.mask) < 0.02
+
+
+def test_an_opening_too_thin_to_cut_adds_nothing_to_the_round_look() -> None:
+    # blobs on coins: none found, the window is small, opened() hands back the map itself,
+    # so the bridged look (same filters, least area 0) is the round look again: skipped
+    img = generate("coins", "clean", 0).image_bgr
+    params = opencv_circles.BlobsProposer().resolve(GroundSpec(helper="boxes"))
+    sizes, cmap = opencv_contours.residue_map(img, [], params)
+    divisor = opencv_contours.BRIDGE_DIVISOR
+    assert _residue.opened(cmap, sizes.window_px / divisor) is cmap
+    round_look, _ = _residue.unexplained_regions(cmap, [], sizes, "blob", min_roundness=0.6)
+    assert round_look  # the coins, which no blob covers
+    repeated, _ = _residue.unexplained_regions(
+        _residue.ContrastMap(cmap.scale, cmap.distance, cmap.mask, cmap.level), [], sizes, "blob",
+        min_roundness=0.6,
+    )  # fmt: skip
+    assert _residue.merge_found(round_look, repeated) == round_look
+    assert opencv_contours.opened_residue(cmap, [], sizes, "blob", divisor) == []
+
+
+def test_above_is_numpys_comparison_in_float32() -> None:
+    rng = np.random.default_rng(8)
+    values = rng.uniform(0, 60, (90, 120)).astype(np.float32)
+    values[0, :5] = [0.0, 8.0, np.nextafter(np.float32(8), np.float32(9)), 30.0, 60.0]
+    # levels on, between and just off float32 values: both round the level to float32
+    for level in (8.0, 8.0 + 1e-9, float(values[3, 3]), float(values[3, 3]) - 1e-7, 30.0000001):
+        expected = (values > level).astype(np.uint8) * 255
+        assert np.array_equal(_residue.above(values, level), expected)
