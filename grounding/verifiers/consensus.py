@@ -233,7 +233,9 @@ def _equal(a: Any, b: Any, rel_tol: float = 0.0, slack: float = 0.0) -> bool:
 def _uncertainty(values: dict[str, Any], key: str) -> float:
     """A field's uncertainty (its ``_err`` sibling), 0 when absent or not a number >= 0."""
     err = values.get(error_field(key))
-    return float(err) if _number(err) and math.isfinite(err) and err >= 0 else 0.0
+    if isinstance(err, bool) or not isinstance(err, int | float):
+        return 0.0
+    return float(err) if math.isfinite(err) and err >= 0 else 0.0
 
 
 def _number(value: Any) -> bool:
