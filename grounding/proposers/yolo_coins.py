@@ -57,8 +57,8 @@ class YoloCoinsProposer(YoloProposer):
     defaults: ClassVar[dict[str, Any]] = {
         **YoloProposer.defaults,
         "weights": COINS_WEIGHTS,
-        "conf": 0.25,
-        "retry_conf": 0.25,  # a retry at a lower cut accepts false coins (tuning seeds)
+        "conf": 0.5,
+        "retry_conf": 0.5,  # a retry at a lower cut accepts false coins (tuning seeds)
         "doubt_conf": 0.05,
         "doubt_inside_share": 0.6,
         "nested_share": 0.8,
