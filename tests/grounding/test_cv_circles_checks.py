@@ -11,7 +11,7 @@ import numpy as np
 
 from groundeval.grounding.proposers import opencv_circles
 from groundeval.grounding.proposers._cv import Review
-from groundeval.state import Element
+from groundeval.state import Element, GroundSpec
 
 TABLE = (70, 90, 60)
 METAL = (60, 150, 200)
@@ -65,3 +65,33 @@ def test_found_coins_alone_leave_nothing_unexplained() -> None:
     found = [_coin(img, 160, 120, 30), _coin(img, 480, 360, 30), _coin(img, 300, 240, 30)]
     review = _review(img, found)
     assert review.unexplained == [] and review.problems == []
+
+
+def _stripes() -> np.ndarray:
+    """Red-brown wood: vertical stripes of grain."""
+    x = np.arange(640, dtype=np.float32)
+    shade = (0.8 + 0.25 * (np.sin(x / 9.0) * 0.5 + 0.5))[None, :, None]
+    return np.clip(np.full((480, 640, 3), (60, 80, 190), np.float32) * shade, 0, 255).astype(
+        np.uint8
+    )
+
+
+def test_a_coin_the_colour_of_the_table_seen_by_its_rim_is_flagged() -> None:
+    # a copper coin on red wood: no contrast look sees it, and Hough's cut passes it by;
+    # its rim and soft shadow still give a looser vote a circle that no circle found covers
+    img = _stripes()
+    for cx, cy in ((160, 120), (480, 360)):
+        _coin(img, cx, cy, 30)
+    shadow = np.zeros((480, 640), np.float32)
+    cv2.circle(shadow, (331, 252), 26, 1.0, -1)
+    shadow = cv2.GaussianBlur(shadow, (0, 0), 3)
+    img = (img * (1 - 0.35 * shadow[..., None])).astype(np.uint8)
+    cv2.circle(img, (326, 246), 26, (58, 82, 180), -1, cv2.LINE_AA)  # the coin, table-coloured
+    cv2.circle(img, (326, 246), 25, (50, 70, 160), 2, cv2.LINE_AA)  # its faint rim
+    spec = GroundSpec(helper="boxes", proposer="opencv.circles")
+    proposal = opencv_circles.CirclesProposer().run(img, spec)
+    assert len(proposal.elements) == 2 and not proposal.problems  # Hough alone: two coins
+    (flag,) = proposal.unexplained
+    assert "looser vote" in flag.reason
+    x1, y1, x2, y2 = flag.xyxy_px or [0.0] * 4
+    assert x1 < 326 < x2 and y1 < 246 < y2
