@@ -46,6 +46,7 @@ PATHS: dict[str, list[str]] = {
     "coins": [
         "opencv.contours",
         "opencv.circles",
+        "opencv.blobs",
         "opencv.contours+opencv.circles",
         "yolo.coins",
         "yolo.coins+opencv.contours",

@@ -20,6 +20,7 @@ they rise by it, so the next proposal is stricter.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import cv2
@@ -282,9 +283,13 @@ class BlobsProposer(CVProposer):
     ) -> Review:
         """Uncovered round regions; too many or nested blobs; blobs unlike the others.
 
-        A ``coarse`` contrast map, as for circles: the detector is as quick as Hough.
+        A ``coarse`` contrast map, as for circles: the detector is as quick as Hough. The
+        residue looks at every size the detector could have counted (up to
+        ``max_area_px``), not only at the size of what it found: specks of the table found
+        as dark blobs must not hide coins of the other polarity.
         """
         sizes, cmap = residue_map(image_bgr, elements, params, coarse=True)
+        sizes = replace(sizes, max_area_px=max(sizes.max_area_px, float(params["max_area_px"])))
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap))
         return with_peer_checks(review, cmap, elements, "blob")
 

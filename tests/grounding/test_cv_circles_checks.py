@@ -95,3 +95,21 @@ def test_a_coin_the_colour_of_the_table_seen_by_its_rim_is_flagged() -> None:
     assert "looser vote" in flag.reason
     x1, y1, x2, y2 = flag.xyxy_px or [0.0] * 4
     assert x1 < 326 < x2 and y1 < 246 < y2
+
+
+def test_specks_found_as_dark_blobs_do_not_hide_bright_coins() -> None:
+    # SimpleBlobDetector at defaults finds dark blobs: grain specks, not the bright coins;
+    # sized by the specks, the residue would look only at speck-sized regions
+    img = _table()
+    for x, y in ((100, 80), (220, 400), (560, 90), (420, 300), (80, 300)):
+        cv2.circle(img, (x, y), 5, (20, 25, 20), -1, cv2.LINE_AA)
+    for x, y in ((200, 200), (400, 150)):
+        cv2.circle(img, (x, y), 32, (200, 220, 230), -1, cv2.LINE_AA)
+    spec = GroundSpec(helper="boxes", proposer="opencv.blobs")
+    proposal = opencv_circles.BlobsProposer().run(img, spec)
+    assert proposal.elements and all(e.fields["radius_px"] < 10 for e in proposal.elements)
+    centres = [
+        ((u.xyxy_px or [0.0] * 4)[0] + (u.xyxy_px or [0.0] * 4)[2]) / 2
+        for u in proposal.unexplained
+    ]
+    assert any(abs(c - 200) < 20 for c in centres) and any(abs(c - 400) < 20 for c in centres)
