@@ -29,7 +29,8 @@ import numpy as np
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
-from groundeval.grounding.proposers._residue import merge_found, with_peer_checks
+from groundeval.grounding.proposers._peers import with_peer_checks
+from groundeval.grounding.proposers._residue import merge_found
 from groundeval.grounding.proposers.opencv_contours import (
     opened_residue,
     residue_map,
@@ -167,7 +168,8 @@ def loose_circles(
 def _overlaps(a: Element, b: Element) -> bool:
     """Whether two circles overlap (their centres closer than their radii combined)."""
     (ax, ay), (bx, by) = a.fields["center_px"], b.fields["center_px"]
-    return float(np.hypot(ax - bx, ay - by)) < a.fields["radius_px"] + b.fields["radius_px"]
+    reach = float(a.fields["radius_px"]) + float(b.fields["radius_px"])
+    return float(np.hypot(ax - bx, ay - by)) < reach
 
 
 def _clip(elements: list[Element], shape: tuple[int, ...]) -> list[Element]:

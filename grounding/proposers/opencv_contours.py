@@ -59,6 +59,7 @@ from groundeval.grounding._geometry import holds_centre
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
+from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
     ContrastMap,
@@ -70,7 +71,6 @@ from groundeval.grounding.proposers._residue import (
     opened,
     sizes_from,
     unexplained_regions,
-    with_peer_checks,
 )
 from groundeval.state import Element, GroundSpec
 

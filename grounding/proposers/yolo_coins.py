@@ -33,12 +33,12 @@ from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
+from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
     Sizes,
     contrast_map,
     sizes_from,
     unexplained_regions,
-    with_peer_checks,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer
 from groundeval.state import Element, GroundSpec

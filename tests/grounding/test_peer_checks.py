@@ -18,11 +18,8 @@ from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
 from groundeval.grounding._loop import run_grounding
 from groundeval.grounding.proposers import opencv_contours
 from groundeval.grounding.proposers._cv import box
-from groundeval.grounding.proposers._residue import (
-    contrast_map,
-    faint_elements,
-    peer_review,
-)
+from groundeval.grounding.proposers._peers import faint_elements, peer_review
+from groundeval.grounding.proposers._residue import contrast_map
 from groundeval.judges import ImagePart
 from groundeval.programs import run_check
 from groundeval.programs._model import GroundSpec
