@@ -32,7 +32,8 @@ Self-check: round regions of any polarity, of a size comparable to the objects f
 at least ``ROUND_RESIDUE_SPAN`` x ``min_area_px`` so a fragment found does not hide whole
 coins) and only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers
 are ``unexplained``; a second look opens thin bridges away first (a coin touching mortar or
-grain is one long region with it); a third (contours only) flags regions that are not round
+grain is one long region with it); another clears the elements' boxes first (a fainter coin
+touching found ones is one region with them, mostly covered); a third (contours only) flags regions that are not round
 but compact, of about the median box's size, almost wholly uncovered and lit well above the
 cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); a fourth flags
 round regions of the detector's own mask that no element covers. Refused elements, more
@@ -71,6 +72,7 @@ from groundeval.grounding.proposers._residue import (
     opened,
     sizes_from,
     unexplained_regions,
+    without_elements,
 )
 from groundeval.state import Element, GroundSpec
 
@@ -494,6 +496,13 @@ def round_residue(
     # a coin touching a line of the table (mortar, grain) is one region with it: look again
     # with thin bridges opened away (a kernel about a third of the objects' diameter)
     found = merge_found(found, opened_residue(cmap, elements, sizes, what, BRIDGE_DIVISOR))
+    if elements:
+        # a fainter coin touching found ones (or their shadows) is one region with them,
+        # mostly covered: what is left once their boxes are cleared is judged on its own
+        rest, _ = unexplained_regions(
+            without_elements(cmap, elements), [], sizes, what, min_roundness=0.6
+        )
+        found = merge_found(found, rest)
     if len(elements) > MAX_OBJECTS:
         problems.append(f"{len(elements)} objects found: too many to count, likely texture")
     problems.extend(nested(elements, what))

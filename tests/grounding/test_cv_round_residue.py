@@ -142,3 +142,23 @@ def test_tuning_script_refuses_the_reported_seeds() -> None:
         tuning.seed_range("699990:700010")  # type: ignore[attr-defined]
     with pytest.raises(SystemExit):
         tuning.seed_range("50:10")  # type: ignore[attr-defined]
+
+
+def test_a_fainter_coin_touching_found_coins_is_flagged() -> None:
+    # a grey coin touching two bright coins found is one region with them, mostly inside
+    # their boxes; what is left once their boxes are cleared is a coin of its own
+    img = np.full((480, 640, 3), (110, 120, 125), np.uint8)
+    cv2.circle(img, (195, 300), 35, (150, 160, 165), -1)
+    found = []
+    for cx in (150, 240):
+        cv2.circle(img, (cx, 240), 35, (235, 235, 235), -1)
+        found.append(opencv_contours.box((cx - 35, 205, cx + 35, 275), radius_px=35.0))
+    params = dict(opencv_contours.ContoursProposer.defaults)
+    review = opencv_contours.round_residue(img, found, params, "element")
+    assert [u for u in review.unexplained if _covers(u.xyxy_px, 195, 320)], review
+    # the same two coins alone leave nothing unexplained
+    alone = np.full((480, 640, 3), (110, 120, 125), np.uint8)
+    for cx in (150, 240):
+        cv2.circle(alone, (cx, 240), 35, (235, 235, 235), -1)
+    clean = opencv_contours.round_residue(alone, found, params, "element")
+    assert not clean.unexplained and not clean.problems, clean
