@@ -32,10 +32,11 @@ Self-check: round regions of any polarity, of a size comparable to the objects f
 at least ``ROUND_RESIDUE_SPAN`` x ``min_area_px`` so a fragment found does not hide whole
 coins) and only ``ROUND_RESIDUE_CONTRAST`` off their surroundings, that no element covers
 are ``unexplained``; a second look opens thin bridges away first (a coin touching mortar or
-grain is one long region with it); another clears the elements' boxes first (a fainter coin
-touching found ones is one region with them, mostly covered); a third (contours only) flags regions that are not round
-but compact, of about the median box's size, almost wholly uncovered and lit well above the
-cut (``SOLID_*``: a faint or dark coin, or one merged with its shadow); a fourth flags
+grain is one long region with it); a third clears the elements' boxes first (a fainter coin
+touching found ones is one region with them, mostly covered); a fourth (contours only)
+flags regions that are not round but compact, of about the median box's size, almost
+wholly uncovered and lit well above the cut (``SOLID_*``: a faint or dark coin, or one
+merged with its shadow); a fifth flags
 round regions of the detector's own mask that no element covers. Refused elements, more
 than ``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``.
 The residue looks for objects of the size the spec asked for, never a retry's halved
