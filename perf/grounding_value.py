@@ -29,8 +29,9 @@ Ways of deciding (calls = judge calls per question):
 * ``hybrid``: the program's CV proposer proposes, the judge verifies (one round).
 * ``consensus``: the judge's boxes must agree with the CV proposer's (match by IoU,
   pips compared); one judge call, no judge verdict.
-* ``cv+cv``: two CV proposers must agree (opencv.dice + yolo.dice, opencv.circles +
-  opencv.contours); no judge at all, so the same at every error rate.
+* ``cv+cv``: two local proposers must agree (opencv.dice + yolo.dice, yolo.coins +
+  opencv.contours: the README's consensus paths); no judge at all, so the same at every
+  error rate.
 * ``cv``: the program's CV proposer alone with the offline verifier (one round).
 
     .venv/bin/python perf/grounding_value.py            # about 1 minute of CPU
@@ -71,7 +72,7 @@ SEED_BASE = 5000
 """Seeds from here on: disjoint from the seeds any default was tuned on."""
 SCENE_KINDS = {
     "dice": ("dice", "pips", "opencv.dice", ("opencv.dice", "yolo.dice")),
-    "coins": ("coins", "radius_px", "opencv.contours", ("opencv.circles", "opencv.contours")),
+    "coins": ("coins", "radius_px", "opencv.contours", ("yolo.coins", "opencv.contours")),
 }
 """Scene -> (truth list, field, program's CV proposer, the two CV proposers of cv+cv)."""
 MATCH_IOU = 0.5
