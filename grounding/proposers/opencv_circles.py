@@ -107,7 +107,8 @@ def circle_review(
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     h, w = grey.shape
     half = cv2.resize(grey, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    edges = cv2.Canny(cv2.GaussianBlur(half, (3, 3), 0), param1 / 2, param1)
+    half = cv2.GaussianBlur(half, (3, 3), 0)  # the rim edges and the loose vote both read it
+    edges = cv2.Canny(half, param1 / 2, param1)
     edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
     scale = half.shape[1] / w
     support = rim_supports(elements, edges, scale)
@@ -129,7 +130,7 @@ def loose_circles(
     edges: np.ndarray,
     scale: float,
 ) -> list[Element]:
-    """Circles a looser vote finds on the half-size copy, on an edge, that none found covers.
+    """Circles a looser vote finds on the half-size copy (blurred), on an edge, none covers.
 
     Hough's cut on its accumulator decides which coins exist: a coin the colour of the
     table, seen only by its rim and shadow, falls just under it, and no contrast look sees
@@ -140,7 +141,7 @@ def loose_circles(
     min_r = max(2, round(float(params["min_radius_px"]) * scale))
     max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
     found = cv2.HoughCircles(
-        cv2.GaussianBlur(half, (3, 3), 0),
+        half,
         cv2.HOUGH_GRADIENT,
         dp=float(params["dp"]),
         minDist=1.6 * min_r,

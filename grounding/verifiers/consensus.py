@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from pydantic import NonNegativeFloat
 
@@ -233,12 +233,10 @@ def _equal(a: Any, b: Any, rel_tol: float = 0.0, slack: float = 0.0) -> bool:
 def _uncertainty(values: dict[str, Any], key: str) -> float:
     """A field's uncertainty (its ``_err`` sibling), 0 when absent or not a number >= 0."""
     err = values.get(error_field(key))
-    if isinstance(err, bool) or not isinstance(err, int | float):
-        return 0.0
-    return float(err) if math.isfinite(err) and err >= 0 else 0.0
+    return float(err) if _number(err) and math.isfinite(err) and err >= 0 else 0.0
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
