@@ -153,7 +153,7 @@ def loose_circles(
     if found is None:
         return []
     candidates = [_circle(x / scale, y / scale, r / scale) for x, y, r in found[0]]
-    support = rim_supports(candidates, edges, scale) if candidates else np.zeros(0)
+    support = rim_supports(candidates, edges, scale)  # found holds one circle or more
     kept = [c for c, s in zip(candidates, support, strict=True) if s >= MIN_RIM_SUPPORT]
     return [
         box(
