@@ -4,10 +4,10 @@ Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
 suits filled dots of one polarity.
 
-Self-check: uncovered round regions of a comparable size are ``unexplained``, and so
-(circles only) are compact, clearly lit ones of a circle's size (a coin one region with a
-table line or its shadow) and round ones left once necks about a radius wide are opened
-away (a coin joined to a coin found);
+Self-check: uncovered round regions of a comparable size are ``unexplained`` (for blobs,
+of any size the detector counts), and so are round ones left once necks about a radius
+wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
+compact, clearly lit ones of a circle's size (a coin one region with a table line);
 more than 60 circles, two circles holding each other's centre, or circles with under
 35 % of their rim on an image edge (Hough votes from texture) are ``problems``. For
 counting coins prefer ``opencv.contours`` (see there).
@@ -20,7 +20,6 @@ they rise by it, so the next proposal is stricter.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import cv2
@@ -66,14 +65,24 @@ RIM_UNIT = np.stack([np.cos(RIM_POINTS), np.sin(RIM_POINTS)], axis=1)
 
 
 def rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np.ndarray:
-    """Share of 72 rim points on (dilated) edge pixels of a ``scale`` copy, one per circle.
+    """:func:`rim_shares` of circle elements (their ``center_px`` and ``radius_px``)."""
+    return rim_shares(circle_array(elements), edges, scale)
 
-    All circles at once: one array operation instead of a Python loop per circle.
+
+def circle_array(elements: list[Element]) -> np.ndarray:
+    """Rows ``(cx, cy, r)`` of circle elements, full-image pixels."""
+    rows = [(*e.fields["center_px"], e.fields["radius_px"]) for e in elements]
+    return np.array(rows, dtype=float).reshape(-1, 3)
+
+
+def rim_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:
+    """Share of 72 rim points on (dilated) edge pixels of a ``scale`` copy, one per row.
+
+    ``circles`` are rows ``(cx, cy, r)``. All at once: one array operation instead of a
+    Python loop per circle.
     """
-    circles = np.array(
-        [(*e.fields["center_px"], e.fields["radius_px"]) for e in elements], dtype=float
-    ).reshape(-1, 1, 3)
-    xy = np.rint((circles[..., :2] + circles[..., 2:] * RIM_UNIT) * scale)
+    rows = circles.reshape(-1, 1, 3)
+    xy = np.rint((rows[..., :2] + rows[..., 2:] * RIM_UNIT) * scale)
     np.clip(xy, 0, (edges.shape[1] - 1, edges.shape[0] - 1), out=xy)  # whole numbers still
     ix = xy.astype(np.intp)
     return np.asarray(np.count_nonzero(edges[ix[..., 1], ix[..., 0]], axis=1) / len(RIM_POINTS))
@@ -152,25 +161,23 @@ def loose_circles(
     )
     if found is None:
         return []
-    candidates = [_circle(x / scale, y / scale, r / scale) for x, y, r in found[0]]
-    support = rim_supports(candidates, edges, scale)  # found holds one circle or more
-    kept = [c for c, s in zip(candidates, support, strict=True) if s >= MIN_RIM_SUPPORT]
+    raw = found[0] / scale  # full-image pixels, float32 as HoughCircles gives them
+    # the fields _circle would store, without an element per candidate (most are covered)
+    fields = np.array([[round(float(v), 2) for v in row] for row in raw])
+    keep = rim_shares(fields, edges, scale) >= MIN_RIM_SUPPORT
+    if elements:
+        mine = circle_array(elements)
+        gap = fields[:, None, :2] - mine[None, :, :2]
+        apart = np.hypot(gap[..., 0], gap[..., 1])
+        keep &= ~(apart < fields[:, None, 2] + mine[None, :, 2]).any(axis=1)  # no overlap
     return [
         box(
             bounds(c),
             reason=f"a circle of radius {c.fields['radius_px']:.0f} px that a looser vote finds "
             "on an edge and no circle found covers",
         )
-        for c in kept
-        if not any(_overlaps(c, e) for e in elements)
+        for c in (_circle(*raw[i]) for i in np.flatnonzero(keep))
     ]
-
-
-def _overlaps(a: Element, b: Element) -> bool:
-    """Whether two circles overlap (their centres closer than their radii combined)."""
-    (ax, ay), (bx, by) = a.fields["center_px"], b.fields["center_px"]
-    reach = float(a.fields["radius_px"]) + float(b.fields["radius_px"])
-    return float(np.hypot(ax - bx, ay - by)) < reach
 
 
 def _clip(elements: list[Element], shape: tuple[int, ...]) -> list[Element]:
@@ -288,12 +295,16 @@ class BlobsProposer(CVProposer):
 
         A ``coarse`` contrast map, as for circles: the detector is as quick as Hough. The
         residue looks at every size the detector could have counted (up to
-        ``max_area_px``), not only at the size of what it found: specks of the table found
-        as dark blobs must not hide coins of the other polarity.
+        ``max_area_px``, on a map whose window is sized to that), not only at the size of
+        what it found: specks of the table found as dark blobs must not hide coins of the
+        other polarity.
         """
-        sizes, cmap = residue_map(image_bgr, elements, params, coarse=True)
-        sizes = replace(sizes, max_area_px=max(sizes.max_area_px, float(params["max_area_px"])))
+        widest = float(params["max_area_px"])
+        sizes, cmap = residue_map(image_bgr, elements, params, coarse=True, widest_area_px=widest)
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap))
+        if elements:  # the wide look too: a coin one region with a coin's shadow
+            wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
+            review.unexplained = merge_found(review.unexplained, wide)
         return with_peer_checks(review, cmap, elements, "blob")
 
     def detect(

@@ -465,9 +465,20 @@ def elongation(contour: np.ndarray) -> float:
 
 
 def residue_map(
-    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any], *, coarse: bool = False
+    image_bgr: np.ndarray,
+    elements: list[Element],
+    params: dict[str, Any],
+    *,
+    coarse: bool = False,
+    widest_area_px: float = 0.0,
 ) -> tuple[Sizes, ContrastMap]:
-    """Sizes the round residue looks for, and its contrast map (``coarse``: see there)."""
+    """Sizes the round residue looks for, and its contrast map (``coarse``: see there).
+
+    ``widest_area_px`` > 0: look at regions up to that area whatever was found, on a map
+    whose window is three such objects wide (a window sized to specks found sees a coin's
+    inside as its own background, and the coin is no region at all). The opened looks keep
+    ``sizes.window_px``, sized to what was found.
+    """
     h, w = image_bgr.shape[:2]
     hint_min = float(params.get("min_area_px", np.pi * float(params.get("min_radius_px", 8)) ** 2))
     hint_max = float(params.get("max_area_share", 0.25)) * h * w
@@ -477,7 +488,11 @@ def residue_map(
     # a tiny element (a fragment of a coin) must not hide the coins: never look only at
     # regions under ROUND_RESIDUE_SPAN x the least object the proposer counts
     sizes = replace(sizes, max_area_px=max(sizes.max_area_px, ROUND_RESIDUE_SPAN * hint_min))
-    cmap = contrast_map(image_bgr, sizes.window_px, ROUND_RESIDUE_CONTRAST, coarse=coarse)
+    window = sizes.window_px
+    if widest_area_px > 0:
+        sizes = replace(sizes, max_area_px=max(sizes.max_area_px, widest_area_px))
+        window = max(window, 3.0 * float(np.sqrt(widest_area_px)))
+    cmap = contrast_map(image_bgr, window, ROUND_RESIDUE_CONTRAST, coarse=coarse)
     return sizes, cmap
 
 

@@ -263,3 +263,78 @@ def test_above_is_numpys_comparison_in_float32() -> None:
     for level in (8.0, 8.0 + 1e-9, float(values[3, 3]), float(values[3, 3]) - 1e-7, 30.0000001):
         expected = (values > level).astype(np.uint8) * 255
         assert np.array_equal(_residue.above(values, level), expected)
+
+
+def _loose_per_candidate(
+    half: np.ndarray,
+    elements: list[Element],
+    params: dict[str, float],
+    edges: np.ndarray,
+    scale: float,
+) -> list[Element]:
+    """The per-candidate loop ``loose_circles`` replaced: an element per candidate."""
+    min_r = max(2, round(float(params["min_radius_px"]) * scale))
+    max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
+    found = cv2.HoughCircles(
+        half, cv2.HOUGH_GRADIENT, dp=float(params["dp"]), minDist=1.6 * min_r,
+        param1=float(params["param1"]),
+        param2=max(1.0, float(params["param2"]) * scale * opencv_circles.LOOSE_VOTES),
+        minRadius=min_r, maxRadius=max(min_r + 1, max_r),
+    )  # fmt: skip
+    if found is None:
+        return []
+    candidates = [opencv_circles._circle(x / scale, y / scale, r / scale) for x, y, r in found[0]]
+    support = opencv_circles.rim_supports(candidates, edges, scale)
+    out = []
+    for c, share in zip(candidates, support, strict=True):
+        (cx, cy), r = c.fields["center_px"], float(c.fields["radius_px"])
+        hit = any(
+            float(np.hypot(cx - e.fields["center_px"][0], cy - e.fields["center_px"][1]))
+            < r + float(e.fields["radius_px"])
+            for e in elements
+        )
+        if share >= opencv_circles.MIN_RIM_SUPPORT and not hit:
+            out.append(c)
+    return out
+
+
+@pytest.mark.parametrize(("scene", "level", "seed"), SCENES)
+@pytest.mark.parametrize("votes", [30.0, 12.0])
+def test_loose_vote_on_arrays_flags_the_circles_the_per_candidate_loop_did(
+    scene: str, level: str, seed: int, votes: float
+) -> None:
+    # the loose look scores every candidate as a row, making an element only for those flagged
+    img = generate(scene, level, seed).image_bgr
+    proposer = opencv_circles.CirclesProposer()
+    params = {**proposer.resolve(GroundSpec(helper="boxes", proposer=proposer.name)),
+              "param2": votes}  # fmt: skip
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    half = cv2.GaussianBlur(cv2.resize(grey, (grey.shape[1] // 2, grey.shape[0] // 2),
+                                       interpolation=cv2.INTER_AREA), (3, 3), 0)  # fmt: skip
+    edges = cv2.dilate(cv2.Canny(half, 50, 100), np.ones((3, 3), np.uint8))
+    none: list[Element] = []
+    for elements in (proposer.hough(grey, params), none):
+        got = opencv_circles.loose_circles(half, elements, params, edges, 0.5)
+        want = _loose_per_candidate(half, elements, params, edges, 0.5)
+        assert [e.xyxy_px for e in got] == [e.xyxy_px for e in want]
+        assert all("looser vote" in e.reason for e in got)
+    assert _loose_per_candidate(half, [], {**params, "param2": 12.0}, edges, 0.5)  # not vacuous
+
+
+@pytest.mark.parametrize("shape", [(480, 640), (481, 643), (37, 50)])
+@pytest.mark.parametrize("step", [2, 3, 4, 8])
+def test_halving_averages_whole_blocks_as_an_area_resize_does(
+    shape: tuple[int, int], step: int
+) -> None:
+    # the coarse map halves instead of one area resize: same size, each block's mean within
+    # half a level per halving; a step that is no power of two is the area resize itself
+    rng = np.random.default_rng(step)
+    img = rng.integers(0, 256, (*shape, 3), dtype=np.uint8)
+    got = _residue.halved(img, step)
+    assert got.shape == _residue.shrink(img, step).shape
+    if step & (step - 1):
+        assert np.array_equal(got, _residue.shrink(img, step))
+        return
+    h, w = shape[0] // step * step, shape[1] // step * step
+    blocks = img[:h, :w].reshape(h // step, step, w // step, step, 3).mean(axis=(1, 3))
+    assert np.abs(got - blocks).max() <= 0.5 * np.log2(step)
