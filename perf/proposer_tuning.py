@@ -3,7 +3,9 @@
 Runs one proposer call per image (no verify loop) on the *tuning* images: the
 in-style scenes (``benchmarks.synthetic.generate``) and their harder variants
 (``benchmarks.synthetic._tuning``: any face colour, large pips, metals on wood,
-cloth, gradients and scikit-image textures, JPEG), seeds ``--seed`` to
+cloth, gradients and scikit-image textures, JPEG), and dice of a fourth style drawn
+for tuning only (``benchmarks.synthetic.tuningdice``: rounded, bevelled and see-through
+faces, oblique views, felt, wood, tiles, paper, marble and photographs), seeds ``--seed`` to
 ``--seed + --n - 1`` (the tuning range is 0-999). An image is
 
 * *withheld* when the proposal has unexplained regions or problems, or an
@@ -66,6 +68,14 @@ def in_style(scene: str) -> Source:
             yield level, s.image_bgr, s.truth
 
     return items
+
+
+def tuning_dice(seed: int) -> Iterator[tuple[str, np.ndarray, Truth]]:
+    """The fourth style (``benchmarks/synthetic/tuningdice``), tuning only; grouped by table."""
+    from groundeval.benchmarks.synthetic.tuningdice import generate as generate_tuning_dice
+
+    s = generate_tuning_dice(seed)
+    yield s.truth["table"].split("-")[0], s.image_bgr, s.truth
 
 
 def variants(scene: str) -> Source:
@@ -181,6 +191,7 @@ def main() -> None:
     rows: list[tuple[str, Source, CVProposer, str]] = [
         ("dice in-style", in_style("dice"), opencv_dice.DiceProposer(), "pips"),
         ("dice variants", variants("dice"), opencv_dice.DiceProposer(), "pips"),
+        ("dice tuningdice", tuning_dice, opencv_dice.DiceProposer(), "pips"),
         ("coins in-style", in_style("coins"), opencv_contours.ContoursProposer(), "radius_px"),
         ("coins variants", variants("coins"), opencv_contours.ContoursProposer(), "radius_px"),
         ("coins variants/circles", variants("coins"), opencv_circles.CirclesProposer(),

@@ -55,8 +55,12 @@ SPOT_ALIKE = 30.0
 SPOT_RING_LIKE = 0.2
 """Most share of a spot's ring in the spot's own colour: a pip stands alone on its face (a
 neighbour pip grazes the ring), a piece of a larger blob has the rest of it there."""
-SPOT_REACH = 0.75
-"""Farthest (share of the face side) two pips of one face lie apart, neighbours linked."""
+SPOT_REACH = 1.0
+"""Farthest (share of the face side) two pips of one face lie apart, neighbours linked: the
+two pips of a 2 sit corner to corner, up to 0.85 of a side apart, and dice vary in size."""
+SPOT_AREA = (0.2, 2.5)
+"""Area span of a spot, as shares of the expected pip's: the side is taken from the faces'
+boxes, which a face turned 45 degrees makes 1.4x too long (its pips look half as large)."""
 SPOT_FACE_MARGIN = 0.1
 """How far (share of the side) beyond a face's box a spot still belongs to that face."""
 SPOT_FACE_GROW = 0.15
@@ -80,7 +84,7 @@ def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[E
     unexplained: list[Element] = []
     for group in _spot_groups(loose, SPOT_REACH * side):
         alike = _alike(group)
-        if len(alike) < 2:
+        if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, *alike, group)):
             continue
         pad = 0.25 * side
         xs, ys = [q.x for q in alike], [q.y for q in alike]
@@ -113,7 +117,7 @@ def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
     """Round spots of a pip's size that stand out from a flat surround (light or dark).
 
     Pixels far (``SPOT_CONTRAST``) from the mean of a window six pips wide, in blobs of
-    about a pip's area (0.3-2.5x) and round; kept when the ring around them is mostly one
+    about a pip's area (``SPOT_AREA``) and round; kept when the ring around them is mostly one
     colour (``SPOT_RING_SHARE``) that the spot differs from. Large pips are sought on a
     copy where they are ``SPOT_WORK_RADIUS`` px wide (when that saves a quarter of the size).
     """
@@ -139,7 +143,8 @@ def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
     for i in range(1, n):
         area = float(stats[i, cv2.CC_STAT_AREA])
         bw, bh = int(stats[i, cv2.CC_STAT_WIDTH]), int(stats[i, cv2.CC_STAT_HEIGHT])
-        if not 0.3 * pip_area <= area <= 2.5 * pip_area or max(bw, bh) > 1.6 * max(min(bw, bh), 1):
+        lo, hi = SPOT_AREA[0] * pip_area, SPOT_AREA[1] * pip_area
+        if not lo <= area <= hi or max(bw, bh) > 1.6 * max(min(bw, bh), 1):
             continue
         x, y = int(stats[i, cv2.CC_STAT_LEFT]), int(stats[i, cv2.CC_STAT_TOP])
         blob = labels[y : y + bh, x : x + bw] == i
@@ -178,6 +183,29 @@ def _ringed(
     if flat < SPOT_RING_SHARE or float(np.linalg.norm(colour - face)) < 0.8 * SPOT_CONTRAST:
         return None
     return Spot(cx, cy, radius, colour, face)
+
+
+def _face_between(image_bgr: np.ndarray, a: Spot, b: Spot, spots: list[Spot]) -> bool:
+    """Whether the face shows just past each spot's rim on the way to the other.
+
+    Two pips of a die have face between them, or a third pip (one of ``spots``: a 3's
+    centre pip); two pieces of one stick or line on the table have the stick there.
+    """
+    h, w = image_bgr.shape[:2]
+    gap = float(np.hypot(b.x - a.x, b.y - a.y))
+    for t in (1.5 * a.radius / max(gap, 1e-6), 1 - 1.5 * b.radius / max(gap, 1e-6)):
+        if not 0 < t < 1:
+            return True  # the rims nearly touch: nothing between them to look at
+        x, y = round(a.x + t * (b.x - a.x)), round(a.y + t * (b.y - a.y))
+        if any(
+            np.hypot(q.x - x, q.y - y) <= 1.2 * q.radius for q in spots if q is not a and q is not b
+        ):
+            continue  # on a pip between them
+        patch = image_bgr[max(0, y - 1) : min(h, y + 2), max(0, x - 1) : min(w, x + 2)]
+        colour = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).reshape(-1, 3).mean(axis=0)
+        if float(np.linalg.norm(colour - (a.ring + b.ring) / 2)) >= 2 * SPOT_ALIKE:
+            return False
+    return True
 
 
 def _alike(spots: list[Spot]) -> list[Spot]:

@@ -35,7 +35,10 @@ round as a coin: a region that is square there and not small is flagged at once,
 any other compact one only if it is square in full resolution
 (``square_at_full_size``, which lowers its cut when Otsu splits the pips from a
 face close to the table's colour), so a token or coin on the table is not taken
-for a missed die.
+for a missed die. Dice close together or with their shadows are one region, too long or
+hollow for that look: what is left of the map once the faces' boxes are cleared and
+everything thinner than 0.6 of a face is opened away, if half a face large, is a die
+missed too (``uncovered_mass``).
 
 Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
@@ -97,6 +100,10 @@ RESIDUE_MAX_ASPECT = 1.4
 """A die face's region is about square at any tilt; longer ones are cloth folds or cards."""
 STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
 """The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
+MASS_OPEN_SHARE = 0.6
+"""The mass look opens the uncovered map this share of a face's side wide."""
+MASS_AREA_SHARE = 0.5
+"""Least area (share of a face's) of an uncovered mass taken for a die missed."""
 FULL_SIZE_SQUARE_FILL = 0.86
 """Rectangle fill (of the convex hull, full resolution) of a region taken for a missed die."""
 
@@ -251,6 +258,7 @@ class DiceProposer(CVProposer):
             for u in unexplained
             if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
         ]
+        unexplained = merge_found(unexplained, uncovered_mass(cmap, elements))
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
@@ -258,6 +266,39 @@ class DiceProposer(CVProposer):
             unexplained = merge_found(unexplained, loose)
             problems.extend(short)
         return Review(unexplained, problems)
+
+
+def uncovered_mass(cmap: ContrastMap, elements: list[Element]) -> list[Element]:
+    """Contrasting masses a die wide that no face covers, whatever their outline.
+
+    Dice close together, or a die with its shadow, are one region of the contrast map:
+    too long, too large or too hollow for the compact looks, so a die in it went unseen.
+    With the faces' boxes cleared and everything under ``MASS_OPEN_SHARE`` of a face's
+    side opened away (a shadow's sliver, grain, a pen), what remains of at least
+    ``MASS_AREA_SHARE`` of a face's area is as large and as thick as a die.
+    """
+    if not elements:
+        return []
+    sides = [np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in map(bounds, elements)]
+    side = float(np.median(sides))
+    k = round(MASS_OPEN_SHARE * side * cmap.scale)
+    if k < 3:
+        return []
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k | 1, k | 1))
+    cleared = without_elements(cmap, elements).mask
+    mask = np.asarray(cv2.morphologyEx(cleared, cv2.MORPH_OPEN, kernel))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask)
+    s = cmap.scale
+    least = MASS_AREA_SHARE * side * side * s * s
+    return [
+        box(
+            (x / s, y / s, (x + w) / s, (y + h) / s),
+            reason=f"a contrasting mass of {area / (s * s):.0f} px, as thick as a die, that no "
+            "die face covers",
+        )
+        for x, y, w, h, area in (stats[i] for i in range(1, n))
+        if area >= least
+    ]
 
 
 def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
