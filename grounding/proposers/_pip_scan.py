@@ -84,7 +84,7 @@ def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[E
     unexplained: list[Element] = []
     for group in _spot_groups(loose, SPOT_REACH * side):
         alike = _alike(group)
-        if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, *alike, group)):
+        if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, alike, group)):
             continue
         pad = 0.25 * side
         xs, ys = [q.x for q in alike], [q.y for q in alike]
@@ -185,12 +185,13 @@ def _ringed(
     return Spot(cx, cy, radius, colour, face)
 
 
-def _face_between(image_bgr: np.ndarray, a: Spot, b: Spot, spots: list[Spot]) -> bool:
-    """Whether the face shows just past each spot's rim on the way to the other.
+def _face_between(image_bgr: np.ndarray, pair: list[Spot], spots: list[Spot]) -> bool:
+    """Whether the face shows just past each spot of a ``pair`` on the way to the other.
 
     Two pips of a die have face between them, or a third pip (one of ``spots``: a 3's
     centre pip); two pieces of one stick or line on the table have the stick there.
     """
+    a, b = pair
     h, w = image_bgr.shape[:2]
     gap = float(np.hypot(b.x - a.x, b.y - a.y))
     for t in (1.5 * a.radius / max(gap, 1e-6), 1 - 1.5 * b.radius / max(gap, 1e-6)):

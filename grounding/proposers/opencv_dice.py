@@ -240,11 +240,11 @@ class DiceProposer(CVProposer):
         )
         # a die touching a face found is one region with it, mostly covered: what is left
         # of such regions once the faces are cleared is judged on its own
+        cleared = without_elements(cmap, elements)
         if elements:
             rest, _ = unexplained_regions(
-                without_elements(cmap, elements), [], sizes, "die face",
-                max_aspect=RESIDUE_MAX_ASPECT,
-            )  # fmt: skip
+                cleared, [], sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
+            )
             unexplained = merge_found(unexplained, rest)
         # square on the work copy and not small: a die for sure; the rest is looked at again
         # in full resolution, so a disc or ellipse on the table is not taken for a die
@@ -258,7 +258,7 @@ class DiceProposer(CVProposer):
             for u in unexplained
             if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
         ]
-        unexplained = merge_found(unexplained, uncovered_mass(cmap, elements))
+        unexplained = merge_found(unexplained, uncovered_mass(cleared, elements))
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
@@ -268,27 +268,27 @@ class DiceProposer(CVProposer):
         return Review(unexplained, problems)
 
 
-def uncovered_mass(cmap: ContrastMap, elements: list[Element]) -> list[Element]:
+def uncovered_mass(cleared: ContrastMap, elements: list[Element]) -> list[Element]:
     """Contrasting masses a die wide that no face covers, whatever their outline.
 
     Dice close together, or a die with its shadow, are one region of the contrast map:
     too long, too large or too hollow for the compact looks, so a die in it went unseen.
-    With the faces' boxes cleared and everything under ``MASS_OPEN_SHARE`` of a face's
-    side opened away (a shadow's sliver, grain, a pen), what remains of at least
-    ``MASS_AREA_SHARE`` of a face's area is as large and as thick as a die.
+    On the map with the faces' boxes ``cleared`` (:func:`without_elements`), everything
+    under ``MASS_OPEN_SHARE`` of a face's side is opened away (a shadow's sliver, grain, a
+    pen); what remains of at least ``MASS_AREA_SHARE`` of a face's area is as large and as
+    thick as a die.
     """
     if not elements:
         return []
     sides = [np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in map(bounds, elements)]
     side = float(np.median(sides))
-    k = round(MASS_OPEN_SHARE * side * cmap.scale)
+    k = round(MASS_OPEN_SHARE * side * cleared.scale)
     if k < 3:
         return []
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k | 1, k | 1))
-    cleared = without_elements(cmap, elements).mask
-    mask = np.asarray(cv2.morphologyEx(cleared, cv2.MORPH_OPEN, kernel))
+    mask = np.asarray(cv2.morphologyEx(cleared.mask, cv2.MORPH_OPEN, kernel))
     n, _, stats, _ = cv2.connectedComponentsWithStats(mask)
-    s = cmap.scale
+    s = cleared.scale
     least = MASS_AREA_SHARE * side * side * s * s
     return [
         box(
