@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks.synthetic import generate
+from groundeval.benchmarks.synthetic import generate, tuningdice
 from groundeval.benchmarks.synthetic._tuning import coins_scene, dice_scene
 from groundeval.grounding._protocol import Proposal
 from groundeval.grounding.proposers import opencv_circles, opencv_contours, opencv_dice
@@ -72,9 +72,7 @@ def in_style(scene: str) -> Source:
 
 def tuning_dice(seed: int) -> Iterator[tuple[str, np.ndarray, Truth]]:
     """The fourth style (``benchmarks/synthetic/tuningdice``), tuning only; grouped by table."""
-    from groundeval.benchmarks.synthetic.tuningdice import generate as generate_tuning_dice
-
-    s = generate_tuning_dice(seed)
+    s = tuningdice.generate(seed)
     yield s.truth["table"].split("-")[0], s.image_bgr, s.truth
 
 

@@ -132,6 +132,23 @@ def circle_review(
     return review
 
 
+def loose_vote(half: np.ndarray, params: dict[str, Any], scale: float) -> np.ndarray | None:
+    """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``LOOSE_VOTES`` of its cut, or None."""
+    min_r = max(2, round(float(params["min_radius_px"]) * scale))
+    max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
+    found = cv2.HoughCircles(
+        half,
+        cv2.HOUGH_GRADIENT,
+        dp=float(params["dp"]),
+        minDist=1.6 * min_r,
+        param1=float(params["param1"]),
+        param2=max(1.0, float(params["param2"]) * scale * LOOSE_VOTES),
+        minRadius=min_r,
+        maxRadius=max(min_r + 1, max_r),
+    )
+    return None if found is None else np.asarray(found[0])
+
+
 def loose_circles(
     half: np.ndarray,
     elements: list[Element],
@@ -147,21 +164,10 @@ def loose_circles(
     check already has, shows such a coin; one with its rim on an edge that no accepted
     circle overlaps is unexplained.
     """
-    min_r = max(2, round(float(params["min_radius_px"]) * scale))
-    max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
-    found = cv2.HoughCircles(
-        half,
-        cv2.HOUGH_GRADIENT,
-        dp=float(params["dp"]),
-        minDist=1.6 * min_r,
-        param1=float(params["param1"]),
-        param2=max(1.0, float(params["param2"]) * scale * LOOSE_VOTES),
-        minRadius=min_r,
-        maxRadius=max(min_r + 1, max_r),
-    )
+    found = loose_vote(half, params, scale)
     if found is None:
         return []
-    raw = found[0] / scale  # full-image pixels, float32 as HoughCircles gives them
+    raw = found / scale  # full-image pixels, float32 as HoughCircles gives them
     # the fields _circle would store, without an element per candidate (most are covered)
     fields = np.array([[round(float(v), 2) for v in row] for row in raw])
     keep = rim_shares(fields, edges, scale) >= MIN_RIM_SUPPORT

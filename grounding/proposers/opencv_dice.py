@@ -240,12 +240,14 @@ class DiceProposer(CVProposer):
         )
         # a die touching a face found is one region with it, mostly covered: what is left
         # of such regions once the faces are cleared is judged on its own
-        cleared = without_elements(cmap, elements)
+        mass: list[Element] = []
         if elements:
+            cleared = without_elements(cmap, elements)
             rest, _ = unexplained_regions(
                 cleared, [], sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
             )
             unexplained = merge_found(unexplained, rest)
+            mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
         # square on the work copy and not small: a die for sure; the rest is looked at again
         # in full resolution, so a disc or ellipse on the table is not taken for a die
         strict, _ = unexplained_regions(
@@ -258,7 +260,7 @@ class DiceProposer(CVProposer):
             for u in unexplained
             if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
         ]
-        unexplained = merge_found(unexplained, uncovered_mass(cleared, elements))
+        unexplained = merge_found(unexplained, mass)
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:

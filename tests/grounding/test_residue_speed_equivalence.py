@@ -273,17 +273,10 @@ def _loose_per_candidate(
     scale: float,
 ) -> list[Element]:
     """The per-candidate loop ``loose_circles`` replaced: an element per candidate."""
-    min_r = max(2, round(float(params["min_radius_px"]) * scale))
-    max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
-    found = cv2.HoughCircles(
-        half, cv2.HOUGH_GRADIENT, dp=float(params["dp"]), minDist=1.6 * min_r,
-        param1=float(params["param1"]),
-        param2=max(1.0, float(params["param2"]) * scale * opencv_circles.LOOSE_VOTES),
-        minRadius=min_r, maxRadius=max(min_r + 1, max_r),
-    )  # fmt: skip
+    found = opencv_circles.loose_vote(half, params, scale)
     if found is None:
         return []
-    candidates = [opencv_circles._circle(x / scale, y / scale, r / scale) for x, y, r in found[0]]
+    candidates = [opencv_circles._circle(x / scale, y / scale, r / scale) for x, y, r in found]
     support = opencv_circles.rim_supports(candidates, edges, scale)
     out = []
     for c, share in zip(candidates, support, strict=True):
