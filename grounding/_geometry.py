@@ -456,6 +456,9 @@ def element_points(e: Element) -> list[XY]:
 
 def element_xyxy(e: Element) -> tuple[float, float, float, float]:
     """Axis-aligned bounds ``xyxy_px`` of any element kind."""
+    if e.xyxy_px is not None:  # a box: its corners (the self-checks ask this often)
+        x1, y1, x2, y2 = e.xyxy_px
+        return min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)
     pts = element_points(e)
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     return min(xs), min(ys), max(xs), max(ys)

@@ -192,6 +192,8 @@ def main() -> None:
         ("dice tuningdice", tuning_dice, opencv_dice.DiceProposer(), "pips"),
         ("coins in-style", in_style("coins"), opencv_contours.ContoursProposer(), "radius_px"),
         ("coins variants", variants("coins"), opencv_contours.ContoursProposer(), "radius_px"),
+        ("coins in-style/circles", in_style("coins"), opencv_circles.CirclesProposer(),
+         "radius_px"),
         ("coins variants/circles", variants("coins"), opencv_circles.CirclesProposer(),
          "radius_px"),
     ]  # fmt: skip

@@ -2,7 +2,10 @@
 
 Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
-suits filled dots of one polarity.
+suits filled dots of one polarity. Hough's echoes of one coin (its relief ring, circles
+a ``minDist`` apart inside it) are dropped, judged on the contrast map the self-check
+reads too: a weaker circle overlapping a stronger one is an echo unless part of its rim
+borders the table (see :func:`drop_echoes`).
 
 Self-check: uncovered round regions of a comparable size are ``unexplained`` (for blobs,
 of any size the detector counts), and so are round ones left once necks about a radius
@@ -29,7 +32,7 @@ from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._peers import with_peer_checks
-from groundeval.grounding.proposers._residue import merge_found
+from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
 from groundeval.grounding.proposers.opencv_contours import (
     opened_residue,
     residue_map,
@@ -58,10 +61,60 @@ MIN_RIM_SUPPORT = 0.35
 
 LOOSE_VOTES = 0.85
 """The loose look votes at this share of ``param2`` (scaled to the half-size copy)."""
+LOOSE_WIDEST = 2.0
+"""The loose look seeks radii up to this many times the largest circle found."""
 RIM_POINTS = np.linspace(0, 2 * np.pi, 72, endpoint=False)
 """Angles of the 72 points on a circle's rim that ``rim_supports`` looks at."""
 RIM_UNIT = np.stack([np.cos(RIM_POINTS), np.sin(RIM_POINTS)], axis=1)
 """Their unit offsets ``(cos, sin)``, taken once."""
+
+
+ECHO_MARGIN = 0.1
+"""A rim point of a circle within this share of a stronger circle's radius outside it is on it."""
+ECHO_OWN_ARC = 0.25
+"""Least share of its rim a circle must have outside a stronger one it overlaps to be a coin."""
+ECHO_HALO = 1.25
+"""Just outside a circle's rim: this many radii from its centre (a coin's border with the table)."""
+ECHO_INSIDE = 0.7
+"""Share of a weaker circle's halo on an object (the contrast map) that makes it an echo."""
+
+
+def drop_echoes(circles: np.ndarray, cmap: ContrastMap) -> np.ndarray:
+    """Rows ``(cx, cy, r)`` (strongest first) without Hough's echoes of a stronger circle.
+
+    Hough answers one coin with several circles whose centres lie just over ``minDist``
+    apart, or with its inner ring as well as its rim. A weaker circle overlapping a kept one
+    (either's box holds the other's centre) is an echo when under ``ECHO_OWN_ARC`` of its rim
+    lies outside the kept circle, or when that arc borders an object, not the table (its
+    halo, ``ECHO_HALO`` radii out, is mostly lit in the contrast map): both lie inside one
+    coin. Otherwise it has a border of its own, is kept, and the nested check withholds
+    the question (two coins stacked, or one split).
+    """
+    kept: list[int] = []
+    for i, (cx, cy, r) in enumerate(circles):
+        rim = np.array([cx, cy]) + r * RIM_UNIT
+        for k in kept:
+            kx, ky, kr = circles[k]
+            if max(abs(cx - kx), abs(cy - ky)) >= max(r, kr):
+                continue
+            outside = np.hypot(rim[:, 0] - kx, rim[:, 1] - ky) > kr * (1 + ECHO_MARGIN)
+            if outside.mean() < ECHO_OWN_ARC:
+                break
+            halo = np.array([cx, cy]) + ECHO_HALO * r * RIM_UNIT[outside]
+            if _lit_share(halo, cmap) >= ECHO_INSIDE:
+                break
+        else:
+            kept.append(i)
+    return circles[kept]
+
+
+def _lit_share(points_px: np.ndarray, cmap: ContrastMap) -> float:
+    """Share of image points on the contrast map's objects (points off the image are not)."""
+    xy = np.rint(points_px * cmap.scale)
+    h, w = cmap.mask.shape
+    inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
+    ix = xy[inside].astype(np.intp)
+    return float(np.count_nonzero(cmap.mask[ix[:, 1], ix[:, 0]]) / max(len(xy), 1))
 
 
 def rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np.ndarray:
@@ -94,16 +147,17 @@ def circle_review(
     params: dict[str, Any],
     param1: float,
     grey: np.ndarray | None = None,
+    looked: tuple[Sizes, ContrastMap] | None = None,
 ) -> Review:
     """Residue, clutter and rim support of a set of circles (edges on a half-size copy).
 
     Hough misses coins a table line (mortar, grass) or another coin runs into, and so does
     the round residue (the coin is one region with the line): the solid look (as contours
-    has it) and a wide-opened look flag them. ``grey`` is the image in grey when the caller
-    has it already (detection does). The contrast map is ``coarse`` (a wide window's median
-    on a smaller copy), so the check stays cheap next to Hough's 1.5 ms.
+    has it) and a wide-opened look flag them. ``grey`` (the image in grey) and ``looked``
+    (the residue map) are detection's, when it has them. The contrast map is ``coarse`` (a
+    wide window's median on a smaller copy), so the check stays cheap next to Hough.
     """
-    sizes, cmap = residue_map(image_bgr, elements, params, coarse=True)
+    sizes, cmap = looked or residue_map(image_bgr, elements, params, coarse=True)
     review = round_residue(image_bgr, elements, params, "circle", (sizes, cmap))
     if not elements:
         return review
@@ -132,10 +186,19 @@ def circle_review(
     return review
 
 
-def loose_vote(half: np.ndarray, params: dict[str, Any], scale: float) -> np.ndarray | None:
-    """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``LOOSE_VOTES`` of its cut, or None."""
+def loose_vote(
+    half: np.ndarray, params: dict[str, Any], scale: float, widest_px: float = 0.0
+) -> np.ndarray | None:
+    """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``LOOSE_VOTES`` of its cut, or None.
+
+    ``widest_px`` > 0 (the largest radius found, image pixels) caps the radii at
+    ``LOOSE_WIDEST`` times it: the look seeks coins like those found (it costs Hough a pass
+    per radius, and larger ones are the round and solid looks' to flag).
+    """
     min_r = max(2, round(float(params["min_radius_px"]) * scale))
     max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
+    if widest_px > 0:
+        max_r = min(max_r, round(LOOSE_WIDEST * widest_px * scale))
     found = cv2.HoughCircles(
         half,
         cv2.HOUGH_GRADIENT,
@@ -164,7 +227,8 @@ def loose_circles(
     check already has, shows such a coin; one with its rim on an edge that no accepted
     circle overlaps is unexplained.
     """
-    found = loose_vote(half, params, scale)
+    widest = max((float(e.fields["radius_px"]) for e in elements), default=0.0)
+    found = loose_vote(half, params, scale, widest)
     if found is None:
         return []
     raw = found / scale  # full-image pixels, float32 as HoughCircles gives them
@@ -219,33 +283,53 @@ class CirclesProposer(CVProposer):
         return params
 
     def self_check(
-        self,
-        image_bgr: np.ndarray,
-        elements: list[Element],
-        params: dict[str, Any],
-        grey: np.ndarray | None = None,
+        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
         """Uncovered round regions; too many, nested or weakly supported circles."""
-        area = {"min_area_px": np.pi * float(params["min_radius_px"]) ** 2}
-        param1 = float(params["param1"])
-        return circle_review(image_bgr, elements, {**params, **area}, param1, grey)
+        return circle_review(
+            image_bgr, elements, self.review_params(params), float(params["param1"])
+        )
+
+    @staticmethod
+    def review_params(params: dict[str, Any]) -> dict[str, Any]:
+        """The parameters with the least coin area the residue looks for (a least circle's)."""
+        return {**params, "min_area_px": np.pi * float(params["min_radius_px"]) ** 2}
 
     def analyse(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> tuple[list[Element], Review]:
-        """Detection and self-check on one grey copy (the rim check needs it too)."""
+        """Detection and self-check on one residue map (detection judges echoes on it)."""
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-        elements = self.hough(grey, params)
-        return elements, self.self_check(image_bgr, elements, params, grey)
+        elements, looked = self.circles(image_bgr, grey, params)
+        param1 = float(params["param1"])
+        review = circle_review(
+            image_bgr, elements, self.review_params(params), param1, grey, looked
+        )
+        return elements, review
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
-        """Hough circles, strongest first as OpenCV returns them, then sorted top to bottom."""
-        return self.hough(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), params)
+        """Hough circles without their echoes, sorted top to bottom."""
+        return self.circles(image_bgr, cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), params)[0]
 
-    def hough(self, grey: np.ndarray, params: dict[str, Any]) -> list[Element]:
-        """:meth:`detect` on the image in grey."""
+    def circles(
+        self, image_bgr: np.ndarray, grey: np.ndarray, params: dict[str, Any]
+    ) -> tuple[list[Element], tuple[Sizes, ContrastMap]]:
+        """:meth:`detect` (``grey``: the image in grey), and the residue map echoes were judged on.
+
+        The map is sized to all of Hough's circles; the self-check reads the same one.
+        """
+        raw = self.hough(grey, params)
+        looked = residue_map(
+            image_bgr, [_circle(*row) for row in raw], self.review_params(params), coarse=True
+        )
+        found = _clip([_circle(*row) for row in drop_echoes(raw, looked[1])], image_bgr.shape)
+        found.sort(key=lambda e: (e.fields["center_px"][1], e.fields["center_px"][0]))
+        return found, looked
+
+    def hough(self, grey: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        """Rows ``(cx, cy, r)`` of Hough circles on the image in grey, strongest first."""
         k = int(params["blur_px"]) | 1
         if k > 1:
             grey = cv2.GaussianBlur(grey, (k, k), 0)
@@ -262,11 +346,7 @@ class CirclesProposer(CVProposer):
             minRadius=min_r,
             maxRadius=max_r,
         )
-        if circles is None:
-            return []
-        found = [_circle(float(x), float(y), float(r)) for x, y, r in circles[0]]
-        found = _clip(found, grey.shape)
-        return sorted(found, key=lambda e: (e.fields["center_px"][1], e.fields["center_px"][0]))
+        return np.zeros((0, 3)) if circles is None else circles[0].astype(float)
 
 
 @register_proposer("opencv.blobs")

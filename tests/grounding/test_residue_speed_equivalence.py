@@ -273,7 +273,8 @@ def _loose_per_candidate(
     scale: float,
 ) -> list[Element]:
     """The per-candidate loop ``loose_circles`` replaced: an element per candidate."""
-    found = opencv_circles.loose_vote(half, params, scale)
+    widest = max((float(e.fields["radius_px"]) for e in elements), default=0.0)
+    found = opencv_circles.loose_vote(half, params, scale, widest)
     if found is None:
         return []
     candidates = [opencv_circles._circle(x / scale, y / scale, r / scale) for x, y, r in found]
@@ -306,7 +307,7 @@ def test_loose_vote_on_arrays_flags_the_circles_the_per_candidate_loop_did(
                                        interpolation=cv2.INTER_AREA), (3, 3), 0)  # fmt: skip
     edges = cv2.dilate(cv2.Canny(half, 50, 100), np.ones((3, 3), np.uint8))
     none: list[Element] = []
-    for elements in (proposer.hough(grey, params), none):
+    for elements in (proposer.detect(img, GroundSpec(helper="boxes"), params), none):
         got = opencv_circles.loose_circles(half, elements, params, edges, 0.5)
         want = _loose_per_candidate(half, elements, params, edges, 0.5)
         assert [e.xyxy_px for e in got] == [e.xyxy_px for e in want]
