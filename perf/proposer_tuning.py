@@ -5,7 +5,8 @@ in-style scenes (``benchmarks.synthetic.generate``) and their harder variants
 (``benchmarks.synthetic._tuning``: any face colour, large pips, metals on wood,
 cloth, gradients and scikit-image textures, JPEG), and dice of a fourth style drawn
 for tuning only (``benchmarks.synthetic.tuningdice``: rounded, bevelled and see-through
-faces, oblique views, felt, wood, tiles, paper, marble and photographs), seeds ``--seed`` to
+faces, oblique views, felt, wood, tiles, paper, marble and photographs; by ``opencv.dice``,
+``yolo.dice`` and both agreeing), seeds ``--seed`` to
 ``--seed + --n - 1`` (the tuning range is 0-999). An image is
 
 * *withheld* when the proposal has unexplained regions or problems, or an
@@ -39,7 +40,7 @@ import numpy as np
 from groundeval.benchmarks.synthetic import generate, tuningdice
 from groundeval.benchmarks.synthetic._tuning import coins_scene, dice_scene
 from groundeval.grounding._protocol import Proposal
-from groundeval.grounding.proposers import opencv_circles, opencv_contours, opencv_dice
+from groundeval.grounding.proposers import opencv_circles, opencv_contours, opencv_dice, yolo_dice
 from groundeval.grounding.proposers._cv import CVProposer
 from groundeval.programs._model import GroundSpec
 
@@ -59,6 +60,29 @@ def outcome(proposal: Proposal, truth: Truth, field: str) -> str:
     if field == "pips" and sum(int(v) for v in values) != truth["pip_sum"]:
         return "wrong"
     return "exact"
+
+
+class Agreement(CVProposer):
+    """Two dice proposers, decided only when both decide the same pips (a tuning figure).
+
+    The consensus verifier's rule without the loop, and looser: the pips are compared as
+    sorted lists, not die by die over boxes matched by IoU.
+    """
+
+    name = "opencv.dice+yolo.dice"
+
+    def __init__(self) -> None:
+        self.pair = (opencv_dice.DiceProposer(), yolo_dice.YoloDiceProposer())
+
+    def run(self, image_bgr: np.ndarray, spec: GroundSpec, *args: Any, **kw: Any) -> Proposal:
+        """The first proposal when both decide alike, else one with a problem."""
+        first, second = (p.run(image_bgr, spec.model_copy(update={"proposer": p.name}))
+                         for p in self.pair)  # fmt: skip
+        pips = [sorted(e.fields.get("pips") or 0 for e in q.elements) for q in (first, second)]
+        decided = all(not (q.unexplained or q.problems) for q in (first, second))
+        if decided and pips[0] == pips[1]:
+            return first
+        return Proposal(elements=first.elements, problems=["the two proposers disagree"])
 
 
 def in_style(scene: str) -> Source:
@@ -190,6 +214,8 @@ def main() -> None:
         ("dice in-style", in_style("dice"), opencv_dice.DiceProposer(), "pips"),
         ("dice variants", variants("dice"), opencv_dice.DiceProposer(), "pips"),
         ("dice tuningdice", tuning_dice, opencv_dice.DiceProposer(), "pips"),
+        ("dice tuningdice/yolo", tuning_dice, yolo_dice.YoloDiceProposer(), "pips"),
+        ("dice tuningdice/agree", tuning_dice, Agreement(), "pips"),
         ("coins in-style", in_style("coins"), opencv_contours.ContoursProposer(), "radius_px"),
         ("coins variants", variants("coins"), opencv_contours.ContoursProposer(), "radius_px"),
         ("coins in-style/circles", in_style("coins"), opencv_circles.CirclesProposer(),

@@ -21,6 +21,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _names_or_opinions(schema: dict[str, Any]) -> None:
+    """The JSON Schema takes a bare name too, as the model does (``agree_with: [yolo.dice]``)."""
+    schema["items"] = {"anyOf": [{"type": "string", "minLength": 1}, schema["items"]]}
+
+
 class SecondOpinion(_Strict):
     """An independent proposer a consensus verifier compares the main proposal with."""
 
@@ -51,7 +56,9 @@ class GroundSpec(_Strict):
     """Fewest elements the verifier accepts (``None``: no lower bound beyond zero)."""
     max_count: int | None = Field(default=None, ge=0)
     """Most elements the verifier accepts (``None``: unbounded)."""
-    agree_with: list[SecondOpinion] = Field(default_factory=list)
+    agree_with: list[SecondOpinion] = Field(
+        default_factory=list, json_schema_extra=_names_or_opinions
+    )
     """Independent proposers whose elements must agree (``verifier: consensus``)."""
 
     @field_validator("agree_with", mode="before")

@@ -12,8 +12,9 @@ checking the field schema rejects it and the question is withheld rather than
 answered wrongly.
 
 Self-check: the residue check shared by the CV proposers (compact regions
-contrasting with their surroundings, of a die's size, that no box covers) and
-square regions of a read face's colour and size that no box covers are
+contrasting with their surroundings, of a die's size, that no box covers), the same
+look once the boxes are cleared (a missed die touching a found one is one region with
+it) and square regions of a read face's colour and size that no box covers are
 ``unexplained``: a die the network missed withholds the question.
 """
 
@@ -30,7 +31,13 @@ from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
 from groundeval.grounding.proposers._cv import Review, box
-from groundeval.grounding.proposers._residue import contrast_map, sizes_from, unexplained_regions
+from groundeval.grounding.proposers._residue import (
+    contrast_map,
+    merge_found,
+    sizes_from,
+    unexplained_regions,
+    without_elements,
+)
 from groundeval.grounding.proposers.yolo import YoloProposer
 from groundeval.state import Element, GroundSpec
 
@@ -108,7 +115,7 @@ class YoloDiceProposer(YoloProposer):
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Contrasting die-sized regions no box covers (dice the network missed)."""
+        """Contrasting die-sized regions no box covers, the boxes cleared too (dice missed)."""
         h, w = image_bgr.shape[:2]
         min_area = 0.6 * float(params["min_side_px"]) ** 2
         sizes = sizes_from(
@@ -120,6 +127,10 @@ class YoloDiceProposer(YoloProposer):
             sizes = replace(sizes, max_area_px=high)
         cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
+        if elements:  # a die touching a box found is one region with it, mostly covered:
+            # what is left once the boxes are cleared is judged on its own (as opencv.dice does)
+            rest, _ = unexplained_regions(without_elements(cmap, elements), [], sizes, "die face")
+            unexplained = merge_found(unexplained, rest)
         unexplained += same_colour_faces(image_bgr, elements, unexplained, params)
         return Review(unexplained, problems)
 
