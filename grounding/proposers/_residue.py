@@ -227,6 +227,22 @@ def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int 
     return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, cmap.closed, covers=cmap.covers)
 
 
+def cleared_residue(
+    cmap: ContrastMap, elements: list[Element], sizes: Sizes, what: str, **filters: Any
+) -> list[Element]:
+    """Regions left once the elements' boxes are cleared, judged as any region is.
+
+    :func:`without_elements` clears the boxes, :func:`unexplained_regions` (with
+    ``filters``) judges what is left; no elements, no look. An object touching one found
+    (or its shadow) is one region with it, mostly covered, so the plain look passes it
+    by; what is left of the region is that object.
+    """
+    if not elements:
+        return []
+    found, _ = unexplained_regions(without_elements(cmap, elements), [], sizes, what, **filters)
+    return found
+
+
 def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
     """Unexplained regions of two looks, each place once (boxes overlapping are one)."""
     kept = list(first)

@@ -66,6 +66,7 @@ from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
     ContrastMap,
     Sizes,
+    cleared_residue,
     contrast_map,
     local_background,
     median,
@@ -73,7 +74,6 @@ from groundeval.grounding.proposers._residue import (
     opened,
     sizes_from,
     unexplained_regions,
-    without_elements,
 )
 from groundeval.state import Element, GroundSpec
 
@@ -512,13 +512,9 @@ def round_residue(
     # a coin touching a line of the table (mortar, grain) is one region with it: look again
     # with thin bridges opened away (a kernel about a third of the objects' diameter)
     found = merge_found(found, opened_residue(cmap, elements, sizes, what, BRIDGE_DIVISOR))
-    if elements:
-        # a fainter coin touching found ones (or their shadows) is one region with them,
-        # mostly covered: what is left once their boxes are cleared is judged on its own
-        rest, _ = unexplained_regions(
-            without_elements(cmap, elements), [], sizes, what, min_roundness=0.6
-        )
-        found = merge_found(found, rest)
+    # a fainter coin touching found ones (or their shadows) is one region with them
+    rest = cleared_residue(cmap, elements, sizes, what, min_roundness=0.6)
+    found = merge_found(found, rest)
     if len(elements) > MAX_OBJECTS:
         problems.append(f"{len(elements)} objects found: too many to count, likely texture")
     problems.extend(nested(elements, what))

@@ -32,11 +32,11 @@ from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._residue import (
+    cleared_residue,
     contrast_map,
     merge_found,
     sizes_from,
     unexplained_regions,
-    without_elements,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer
 from groundeval.state import Element, GroundSpec
@@ -127,10 +127,8 @@ class YoloDiceProposer(YoloProposer):
             sizes = replace(sizes, max_area_px=high)
         cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
-        if elements:  # a die touching a box found is one region with it, mostly covered:
-            # what is left once the boxes are cleared is judged on its own (as opencv.dice does)
-            rest, _ = unexplained_regions(without_elements(cmap, elements), [], sizes, "die face")
-            unexplained = merge_found(unexplained, rest)
+        # a die touching a box found is one region with it (as opencv.dice looks too)
+        unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
         unexplained += same_colour_faces(image_bgr, elements, unexplained, params)
         return Review(unexplained, problems)
 
