@@ -53,9 +53,9 @@ def outcome(proposal: Proposal, truth: Truth, field: str) -> str:
     if proposal.unexplained or proposal.problems:
         return "withheld"
     values = [e.fields.get(field) for e in proposal.elements]
-    if any(v is None for v in values) or not values:
+    if any(v is None for v in values):
         return "withheld"
-    if len(values) != truth["count"]:
+    if len(values) != truth["count"]:  # none found, nothing unexplained: "none" decided
         return "wrong"
     if field == "pips" and sum(int(v) for v in values) != truth["pip_sum"]:
         return "wrong"

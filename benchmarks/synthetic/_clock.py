@@ -23,8 +23,11 @@ HOUR_BGR = (170, 70, 20)
 MINUTE_BGR = (30, 30, 205)
 HAND_RANGES = [
     {"label": "hour", "hsv_lower": [100, 150, 100], "hsv_upper": [125, 255, 255]},
-    {"label": "minute", "hsv_lower": [0, 150, 100], "hsv_upper": [8, 255, 255]},
+    {"label": "minute", "hsv_lower": [170, 150, 100], "hsv_upper": [8, 255, 255]},
 ]
+"""Hand colours (OpenCV HSV). Red sits at hue 0, and noise pushes some of its pixels to
+178-179: the minute range wraps through red (lower hue above the upper), or the hand
+breaks into pieces where they lie and the gate withholds."""
 TOLERANCE_MIN = 5
 WORLD_FACTS = (
     (

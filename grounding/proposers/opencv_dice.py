@@ -38,7 +38,9 @@ face close to the table's colour), so a token or coin on the table is not taken
 for a missed die. Dice close together or with their shadows are one region, too long or
 hollow for that look: what is left of the map once the faces' boxes are cleared and
 everything thinner than 0.6 of a face is opened away, if half a face large, is a die
-missed too (``uncovered_mass``).
+missed too (``uncovered_mass``). With no face read, "no dice" is the claim: every compact
+region of a die's size is unexplained, square or not, on the usual map and on one whose
+window spans three of the largest dice counted (``none_found_residue``).
 
 Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
@@ -62,6 +64,7 @@ from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._pip_scan import SYMMETRY_TOLERANCE, pip_evidence, symmetric
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
+    Sizes,
     contrast_map,
     merge_found,
     sizes_from,
@@ -258,9 +261,13 @@ class DiceProposer(CVProposer):
         unexplained = [
             u
             for u in unexplained
-            if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
+            if not elements
+            or tuple(u.xyxy_px or ()) in sure
+            or square_at_full_size(image_bgr, bounds(u))
         ]
         unexplained = merge_found(unexplained, mass)
+        if not elements:
+            unexplained = merge_found(unexplained, none_found_residue(image_bgr, sizes, hint_max))
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
@@ -301,6 +308,20 @@ def uncovered_mass(cleared: ContrastMap, elements: list[Element]) -> list[Elemen
         for x, y, w, h, area in (stats[i] for i in range(1, n))
         if area >= least
     ]
+
+
+def none_found_residue(image_bgr: np.ndarray, sizes: Sizes, hint_max: float) -> list[Element]:
+    """With no die found, compact die-sized regions on a map as wide as three of the largest.
+
+    "No dice" is a claim. The usual window is sized to the least die, and it sees a large
+    die's face as its own background (the die is no region at all); this look's window
+    spans three of the largest dice counted. Squareness is not asked: with nothing read
+    there is no count that a disc on the table could spoil, only a guess.
+    """
+    wide = replace(sizes, window_px=max(sizes.window_px, 3.0 * float(np.sqrt(hint_max))))
+    cmap = contrast_map(image_bgr, wide.window_px, RESIDUE_CONTRAST)
+    found, _ = unexplained_regions(cmap, [], wide, "die face", max_aspect=RESIDUE_MAX_ASPECT)
+    return found
 
 
 def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 import supervision as sv
 
+from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, box
 from groundeval.grounding.proposers._onnx import OnnxDetector, WeightsError, load_onnx
@@ -226,6 +227,36 @@ def detections_to_boxes(detections: sv.Detections, keep: set[str]) -> list[Eleme
     ]
     found.sort(key=lambda e: (e.xyxy_px[1], e.xyxy_px[0]) if e.xyxy_px else (0.0, 0.0))
     return found
+
+
+def inside_share(xyxy: tuple[float, float, float, float], elements: list[Element]) -> float:
+    """The share of ``xyxy``'s area inside the union of the elements' boxes (16 x 16 samples)."""
+    x1, y1, x2, y2 = xyxy
+    xs = x1 + (np.arange(16) + 0.5) * (x2 - x1) / 16
+    ys = y1 + (np.arange(16) + 0.5) * (y2 - y1) / 16
+    gx, gy = np.meshgrid(xs, ys)
+    inside = np.zeros(gx.shape, bool)
+    for e in elements:
+        ex1, ey1, ex2, ey2 = element_xyxy(e)
+        inside |= (gx >= ex1) & (gx <= ex2) & (gy >= ey1) & (gy <= ey2)
+    return float(inside.mean())
+
+
+def doubtful_boxes(
+    everything: list[Element], sure: list[Element], conf: float, inside: float, what: str
+) -> list[Element]:
+    """Boxes scored under ``conf`` and not mostly (``inside``) in a sure box, as unexplained.
+
+    The network half believed each is one more object: counting without it is a guess.
+    """
+    doubts = []
+    for e in everything:
+        score = float(e.fields["confidence"])
+        if score >= conf or inside_share(element_xyxy(e), sure) > inside:
+            continue
+        why = f"a box the detector scored {score:.2f} as a {what} (accepted from {conf:g})"
+        doubts.append(box(element_xyxy(e), reason=why))
+    return doubts
 
 
 @register_proposer("yolo")

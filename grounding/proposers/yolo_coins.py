@@ -40,7 +40,7 @@ from groundeval.grounding.proposers._residue import (
     sizes_from,
     unexplained_regions,
 )
-from groundeval.grounding.proposers.yolo import YoloProposer
+from groundeval.grounding.proposers.yolo import YoloProposer, doubtful_boxes, inside_share
 from groundeval.state import Element, GroundSpec
 
 __all__ = ["COINS_WEIGHTS", "YoloCoinsProposer"]
@@ -111,12 +111,7 @@ class YoloCoinsProposer(YoloProposer):
         sure = [e for e in everything if float(e.fields["confidence"]) >= conf]
         review = self.self_check(image_bgr, sure, params)
         inside = float(params["doubt_inside_share"])
-        for e in everything:
-            score = float(e.fields["confidence"])
-            if score >= conf or _inside_any(element_xyxy(e), sure) > inside:
-                continue
-            why = f"a box the detector scored {score:.2f} as a coin (accepted from {conf:g})"
-            review.unexplained.append(box(element_xyxy(e), reason=why))
+        review.unexplained += doubtful_boxes(everything, sure, conf, inside, "coin")
         return sure, review
 
     def self_check(
@@ -187,7 +182,7 @@ def outside_boxes(
             continue
         x, y, bw, bh = cv2.boundingRect(contour)
         xyxy = (x / scale, y / scale, (x + bw) / scale, (y + bh) / scale)
-        if _inside_any(xyxy, known) > 0.3:
+        if inside_share(xyxy, known) > 0.3:
             continue
         why = f"a compact, contrasting region of {area:.0f} px outside every coin box"
         found.append(box(xyxy, reason=why))
@@ -219,7 +214,7 @@ def without_nested(found: list[Element], share: float, straddle: float) -> list[
     for i, b in enumerate(boxes):  # a box straddling two surer coins: part of each
         surer = [found[j] for j in range(i) if j not in drop]
         touched = [e for e in surer if _share_inside(b, element_xyxy(e)) > 0.1]
-        if len(touched) >= 2 and _inside_any(b, touched) >= straddle:
+        if len(touched) >= 2 and inside_share(b, touched) >= straddle:
             drop.add(i)
     return [e for i, e in enumerate(found) if i not in drop]
 
@@ -253,16 +248,3 @@ def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:
             f"(more than {spread:g}x): part of a coin, or several coins, in one box?"
         )
     return doubts
-
-
-def _inside_any(xyxy: tuple[float, float, float, float], elements: list[Element]) -> float:
-    """The share of ``xyxy``'s area inside the union of the elements' boxes (16 x 16 samples)."""
-    x1, y1, x2, y2 = xyxy
-    xs = x1 + (np.arange(16) + 0.5) * (x2 - x1) / 16
-    ys = y1 + (np.arange(16) + 0.5) * (y2 - y1) / 16
-    gx, gy = np.meshgrid(xs, ys)
-    inside = np.zeros(gx.shape, bool)
-    for e in elements:
-        ex1, ey1, ex2, ey2 = element_xyxy(e)
-        inside |= (gx >= ex1) & (gx <= ex2) & (gy >= ey1) & (gy <= ey2)
-    return float(inside.mean())

@@ -160,8 +160,13 @@ def test_truth_is_consistent_with_what_was_drawn(seed: int):
 
 
 def _in_range(hsv: np.ndarray, r: dict[str, Any]) -> np.ndarray:
+    """Inside an HSV range as ``opencv.color_region`` reads it (lower hue above upper: wraps)."""
     lo, hi = np.array(r["hsv_lower"]), np.array(r["hsv_upper"])
-    return np.all((hsv >= lo) & (hsv <= hi), axis=-1)
+    sv = np.all((hsv[..., 1:] >= lo[1:]) & (hsv[..., 1:] <= hi[1:]), axis=-1)
+    hue = hsv[..., 0]
+    if lo[0] > hi[0]:
+        return sv & ((hue >= lo[0]) | (hue <= hi[0]))
+    return sv & (hue >= lo[0]) & (hue <= hi[0])
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -167,3 +167,16 @@ def test_write_suite_files_and_reproducibility(tmp_path) -> None:
     assert truths[0]["id"] == "dice-clean-00003" and truths[0]["seed"] == 3
     with pytest.raises(ValueError, match="n_per_scene"):
         write_suite(tmp_path / "c", n_per_scene=0)
+
+
+def test_clock_program_holds_a_red_hand_whose_pixels_noise_pushed_past_hue_179() -> None:
+    # hard clock 6: noise moves parts of the red minute hand to hue 178-179; a range
+    # stopping at hue 0 broke the hand into pieces, and the gate withheld
+    from groundeval.grounding._protocol import get_proposer
+
+    scene = generate("clock", "hard", 6)
+    spec = scene.programs[0].question("g1").ground
+    assert spec is not None
+    proposal = get_proposer(spec.proposer).run(scene.image_bgr, spec)  # type: ignore[attr-defined]
+    assert sorted(e.fields["label"] for e in proposal.elements) == ["hour", "minute"]
+    assert proposal.unexplained == []

@@ -232,3 +232,27 @@ def test_two_pieces_of_one_stick_are_no_die() -> None:
     proposal = opencv_dice.DiceProposer().run(scene.image_bgr, GroundSpec(helper="boxes"))
     assert [e.fields["pips"] for e in proposal.elements] == [2]
     assert not proposal.unexplained and not proposal.problems
+
+
+@pytest.mark.parametrize("seed", [169, 361, 564])
+def test_no_die_read_leaves_the_die_unexplained(seed: int) -> None:
+    # fourth-style tuning images with one die opencv.dice does not read (an amber die on
+    # wood grain, a die on felt): "no dice" with nothing unexplained was decided
+    from groundeval.benchmarks.synthetic import tuningdice
+
+    scene = tuningdice.generate(seed)
+    proposal = opencv_dice.DiceProposer().run(scene.image_bgr, _spec())
+    assert proposal.elements == []
+    (die,) = scene.truth["dice"]
+    cx, cy = ((a + b) / 2 for a, b in zip(die["xyxy_px"][:2], die["xyxy_px"][2:], strict=True))
+    assert any(
+        u.xyxy_px[0] <= cx <= u.xyxy_px[2] and u.xyxy_px[1] <= cy <= u.xyxy_px[3]
+        for u in proposal.unexplained
+        if u.xyxy_px
+    )
+
+
+def test_a_plain_table_with_no_die_leaves_nothing_unexplained() -> None:
+    # the none-found look asks for a compact region that stands out: a bare table has none
+    proposal = opencv_dice.DiceProposer().run(_finish(_table()), _spec())
+    assert proposal.elements == [] and proposal.unexplained == []
