@@ -251,23 +251,23 @@ class DiceProposer(CVProposer):
             )
             unexplained = merge_found(unexplained, rest)
             mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
-        # square on the work copy and not small: a die for sure; the rest is looked at again
-        # in full resolution, so a disc or ellipse on the table is not taken for a die
-        strict, _ = unexplained_regions(
-            cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
-            "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
-        )  # fmt: skip
-        sure = {tuple(u.xyxy_px or ()) for u in strict}
-        unexplained = [
-            u
-            for u in unexplained
-            if not elements
-            or tuple(u.xyxy_px or ()) in sure
-            or square_at_full_size(image_bgr, bounds(u))
-        ]
-        unexplained = merge_found(unexplained, mass)
-        if not elements:
+        if elements:
+            # square on the work copy and not small: a die for sure; the rest is looked at
+            # again in full resolution, so a disc or ellipse on the table does not spoil the
+            # count (with no face read there is no count to spoil: every region is a doubt)
+            strict, _ = unexplained_regions(
+                cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
+                "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
+            )  # fmt: skip
+            sure = {tuple(u.xyxy_px or ()) for u in strict}
+            unexplained = [
+                u
+                for u in unexplained
+                if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
+            ]
+        else:
             unexplained = merge_found(unexplained, none_found_residue(image_bgr, sizes, hint_max))
+        unexplained = merge_found(unexplained, mass)
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:

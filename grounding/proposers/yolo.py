@@ -243,16 +243,16 @@ def inside_share(xyxy: tuple[float, float, float, float], elements: list[Element
 
 
 def doubtful_boxes(
-    everything: list[Element], sure: list[Element], conf: float, inside: float, what: str
+    everything: list[Element], conf: float, what: str, sure: list[Element], inside: float = 1.0
 ) -> list[Element]:
-    """Boxes scored under ``conf`` and not mostly (``inside``) in a sure box, as unexplained.
+    """Boxes scored under ``conf`` and not mostly (over ``inside``) in a sure box, as unexplained.
 
     The network half believed each is one more object: counting without it is a guess.
     """
     doubts = []
     for e in everything:
         score = float(e.fields["confidence"])
-        if score >= conf or inside_share(element_xyxy(e), sure) > inside:
+        if score >= conf or (sure and inside_share(element_xyxy(e), sure) > inside):
             continue
         why = f"a box the detector scored {score:.2f} as a {what} (accepted from {conf:g})"
         doubts.append(box(element_xyxy(e), reason=why))

@@ -111,7 +111,7 @@ class YoloCoinsProposer(YoloProposer):
         sure = [e for e in everything if float(e.fields["confidence"]) >= conf]
         review = self.self_check(image_bgr, sure, params)
         inside = float(params["doubt_inside_share"])
-        review.unexplained += doubtful_boxes(everything, sure, conf, inside, "coin")
+        review.unexplained += doubtful_boxes(everything, conf, "coin", sure, inside)
         return sure, review
 
     def self_check(

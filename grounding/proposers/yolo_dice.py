@@ -72,7 +72,6 @@ class YoloDiceProposer(YoloProposer):
         "residue_high_factor": 2.5,
         "halo_centre_share": 0.25,
         "doubt_conf": 0.05,
-        "doubt_inside_share": 0.6,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
@@ -140,10 +139,8 @@ class YoloDiceProposer(YoloProposer):
         )
         review = self.self_check(image_bgr, sure, params)
         if not sure:
-            review.unexplained = merge_found(
-                review.unexplained,
-                doubtful_boxes(boxes, [], conf, float(params["doubt_inside_share"]), "die"),
-            )
+            doubts = doubtful_boxes(boxes, conf, "die", sure=[])
+            review.unexplained = merge_found(review.unexplained, doubts)
         return sure, review
 
     def self_check(

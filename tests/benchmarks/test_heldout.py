@@ -159,16 +159,6 @@ def test_truth_is_consistent_with_what_was_drawn(seed: int):
         assert 10 <= b["value"] <= 99 and b["value_box_px"][3] < b["label_box_px"][1]
 
 
-def _in_range(hsv: np.ndarray, r: dict[str, Any]) -> np.ndarray:
-    """Inside an HSV range as ``opencv.color_region`` reads it (lower hue above upper: wraps)."""
-    lo, hi = np.array(r["hsv_lower"]), np.array(r["hsv_upper"])
-    sv = np.all((hsv[..., 1:] >= lo[1:]) & (hsv[..., 1:] <= hi[1:]), axis=-1)
-    hue = hsv[..., 0]
-    if lo[0] > hi[0]:
-        return sv & ((hue >= lo[0]) | (hue <= hi[0]))
-    return sv & (hue >= lo[0]) & (hue <= hi[0])
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_colour_found_regions_keep_to_the_programs_colour_ranges(seed: int):
     # the sun, clock and shadows programs find regions by colour: those ranges are the
@@ -176,12 +166,12 @@ def test_colour_found_regions_keep_to_the_programs_colour_ranges(seed: int):
     s = scene_of("sun", seed)
     hsv = cv2.cvtColor(s.image_bgr, cv2.COLOR_BGR2HSV).astype(int)
     hy = s.truth["horizon_y_px"]
-    assert _in_range(hsv[hy + 3 :], _sun.GROUND_RANGE).mean() > 0.97
+    assert _in_colour_range(hsv[hy + 3 :], _sun.GROUND_RANGE).mean() > 0.97
     cx, cy = (round(v) for v in s.truth["sun"]["center_px"])
     r = round(s.truth["sun"]["radius_px"] * 0.5)
     core = hsv[max(cy - r, 0) : min(cy + r, hy - 2), cx - r : cx + r]
-    assert _in_range(core, _sun.SUN_RANGE).mean() > 0.95
-    sky = _in_range(hsv[: hy - 2], _sun.SUN_RANGE)
+    assert _in_colour_range(core, _sun.SUN_RANGE).mean() > 0.95
+    sky = _in_colour_range(hsv[: hy - 2], _sun.SUN_RANGE)
     assert sky.sum() < 1.6 * math.pi * s.truth["sun"]["radius_px"] ** 2  # the sun, little else
 
     c = scene_of("clock", seed)
@@ -190,23 +180,23 @@ def test_colour_found_regions_keep_to_the_programs_colour_ranges(seed: int):
     for label, colour_range in zip(("hour", "minute"), _clock.HAND_RANGES, strict=True):
         tip = np.array(c.truth["hands"][label]["tip_px"])
         hits = [
-            bool(_in_range(hsv[round(p[1]), round(p[0])], colour_range))
+            bool(_in_colour_range(hsv[round(p[1]), round(p[0])], colour_range))
             for p in (centre + (tip - centre) * t for t in (0.45, 0.6, 0.75))
         ]
         assert sum(hits) >= 2, (label, hits)
-        outside = _in_range(hsv, colour_range).sum()
+        outside = _in_colour_range(hsv, colour_range).sum()
         assert outside < 0.05 * hsv.shape[0] * hsv.shape[1]
 
     sh = scene_of("shadows", seed)
     hsv = cv2.cvtColor(sh.image_bgr, cv2.COLOR_BGR2HSV).astype(int)
     for p in sh.truth["pillars"]:
         mid = (np.array(p["center_px"]) * 0.35 + np.array(p["shadow_tip_px"]) * 0.65).round()
-        assert _in_range(hsv[int(mid[1]), int(mid[0])], _shadows.SHADOW_RANGE)
-    assert _in_range(hsv, _shadows.SHADOW_RANGE).mean() < 0.2
+        assert _in_colour_range(hsv[int(mid[1]), int(mid[0])], _shadows.SHADOW_RANGE)
+    assert _in_colour_range(hsv, _shadows.SHADOW_RANGE).mean() < 0.2
 
 
 def _in_colour_range(hsv: np.ndarray, r: dict[str, Any]) -> np.ndarray:
-    """Like ``_in_range``, with red's hue range wrapping past 179."""
+    """Inside an HSV range as ``opencv.color_region`` reads it (red's hue wraps past 179)."""
     lo, hi = np.array(r["hsv_lower"]), np.array(r["hsv_upper"])
     hue = hsv[..., 0]
     hue_ok = (hue >= lo[0]) & (hue <= hi[0]) if lo[0] <= hi[0] else (hue >= lo[0]) | (hue <= hi[0])
