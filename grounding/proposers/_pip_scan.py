@@ -17,7 +17,9 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
+from groundeval.grounding.proposers._cutout import full_size_region
 from groundeval.grounding.proposers._cv import box
+from groundeval.grounding.proposers._residue import merge_found
 from groundeval.state import Element
 
 SYMMETRY_TOLERANCE = 0.12
@@ -81,15 +83,8 @@ def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[E
     side = float(np.median([np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in boxes]))
     spots = pip_spots(image_bgr, side)
     loose = [q for q in spots if not any(_near(q, b, SPOT_FACE_MARGIN * side) for b in boxes)]
-    unexplained: list[Element] = []
-    for group in _spot_groups(loose, SPOT_REACH * side):
-        alike = _alike(group)
-        if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, alike, group)):
-            continue
-        pad = 0.25 * side
-        xs, ys = [q.x for q in alike], [q.y for q in alike]
-        xyxy = (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
-        unexplained.append(box(xyxy, reason=f"{len(alike)} pip-like spots that no die face covers"))
+    unexplained = loose_dice(image_bgr, loose, side)
+    unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
     problems: list[str] = []
     centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in boxes]
     for k, (e, b) in enumerate(zip(elements, boxes, strict=True)):
@@ -111,6 +106,114 @@ def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[E
                 f"a face read as {read} pips has {len(mine)} pip-like spots: cut short?"
             )
     return unexplained, problems
+
+
+def loose_dice(
+    image_bgr: np.ndarray, loose: list[Spot], side: float, reach: float = SPOT_REACH
+) -> list[Element]:
+    """Boxes around two or more alike spots, ``reach`` sides apart at most, that no face holds.
+
+    Two spots alone must have the face between them (:func:`_face_between`), not a stick.
+    """
+    found: list[Element] = []
+    for group in _spot_groups(loose, reach * side):
+        alike = _alike(group)
+        if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, alike, group)):
+            continue
+        pad = 0.25 * side
+        xs, ys = [q.x for q in alike], [q.y for q in alike]
+        xyxy = (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
+        found.append(box(xyxy, reason=f"{len(alike)} pip-like spots that no die face covers"))
+    return found
+
+
+LONE_SIDES = (0.55, 1.4)
+"""Side span of the face around a lone pip, as shares of the faces' box side (a face turned
+45 degrees has a box 1.4x its side)."""
+LONE_CENTRE = 0.15
+"""Farthest (share of the face's side) a lone pip lies from its face's centre (a one's pip)."""
+LONE_FILL = 0.86
+"""Least rectangle fill of the face around a lone pip (a disc fills 0.79)."""
+LONE_ASPECT = 1.3
+"""Most elongation of the face around a lone pip."""
+
+
+def lone_pip_faces(image_bgr: np.ndarray, loose: list[Spot], side: float) -> list[Element]:
+    """Lone pips centred on a square face of a die's size: dice showing one, or read short.
+
+    A one has a single pip, so no pair flags it, and a pale one on pale paper has no outline
+    the contrast map sees. With the pip painted over in its face's colour, the object
+    around it is cut at full size (:func:`full_size_region`); a square (``LONE_FILL``,
+    ``LONE_ASPECT``) of a die's side (``LONE_SIDES``) with the pip near its centre
+    (``LONE_CENTRE``) is a die no face covers.
+    """
+    found: list[Element] = []
+    for q in loose:
+        xyxy = _face_around(image_bgr, q, side)
+        if xyxy is not None:
+            found.append(
+                box(xyxy, reason="a lone pip centred on a square face that no die face covers")
+            )
+    return found
+
+
+def _face_around(
+    image_bgr: np.ndarray, q: Spot, side: float
+) -> tuple[float, float, float, float] | None:
+    """Box of the square face holding a lone pip (:func:`lone_pip_faces`), or ``None``."""
+    h, w = image_bgr.shape[:2]
+    a, b = max(0, int(q.x - side)), max(0, int(q.y - side))
+    crop = image_bgr[b : min(h, int(q.y + side) + 1), a : min(w, int(q.x + side) + 1)].copy()
+    ring = cv2.cvtColor(q.ring.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)[0, 0]
+    centre = (round(q.x) - a, round(q.y) - b)
+    cv2.circle(crop, centre, int(np.ceil(1.4 * q.radius)), [int(v) for v in ring], -1)
+    half = side / 2
+    xyxy = (q.x - a - half, q.y - b - half, q.x - a + half, q.y - b + half)
+    contour = full_size_region(crop, xyxy, around=(q.x - a, q.y - b))
+    if contour is None:
+        return None
+    (rx, ry), (rw, rh), _ = cv2.minAreaRect(contour)
+    face = float(np.sqrt(rw * rh))
+    fill = float(cv2.contourArea(cv2.convexHull(contour))) / max(rw * rh, 1.0)
+    if not LONE_SIDES[0] * side <= face <= LONE_SIDES[1] * side:
+        return None
+    if fill < LONE_FILL or max(rw, rh) > LONE_ASPECT * max(min(rw, rh), 1.0):
+        return None
+    if np.hypot(rx + a - q.x, ry + b - q.y) > LONE_CENTRE * face:
+        return None
+    x, y, bw, bh = cv2.boundingRect(contour)
+    pad = 0.25 * side  # full_size_region's look: the box grown by a quarter side, clipped
+    lo_x, lo_y = max(0, int(xyxy[0] - pad)), max(0, int(xyxy[1] - pad))
+    hi_x = min(crop.shape[1], int(np.ceil(xyxy[2] + pad)))
+    hi_y = min(crop.shape[0], int(np.ceil(xyxy[3] + pad)))
+    if x <= lo_x or y <= lo_y or x + bw >= hi_x or y + bh >= hi_y:
+        return None  # it runs on past the look (the table, or the image's edge)
+    return (x + a, y + b, x + a + bw, y + b + bh)
+
+
+NONE_FOUND_STEP = 3.0
+"""With no face read, pips are sought for dice sides this factor apart (a scan's pip sizes
+span 3.5x, ``SPOT_AREA``), each scan for dice up to ``sqrt(NONE_FOUND_STEP)`` times off."""
+
+
+def pips_anywhere(
+    image_bgr: np.ndarray, least_side_px: float, most_side_px: float
+) -> list[Element]:
+    """With no face read: pip groups (:func:`loose_dice`) for dice of any side in the range.
+
+    "No dice" is a claim; a die the colour of its table shows only by its pips, and with no
+    face read their size is unknown, so the scan runs for sides ``NONE_FOUND_STEP`` apart,
+    from 1.4 times the least side until the largest is covered; pips are linked as far apart
+    as the largest die a scan stands for.
+    """
+    found: list[Element] = []
+    off = float(np.sqrt(NONE_FOUND_STEP))
+    side = 1.4 * least_side_px
+    while side / off <= most_side_px:
+        spots = pip_spots(image_bgr, side)
+        found = merge_found(found, loose_dice(image_bgr, spots, side, SPOT_REACH * off))
+        side *= NONE_FOUND_STEP
+    return found
 
 
 def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
@@ -137,7 +240,12 @@ def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
     mask = cv2.morphologyEx(
         (squared > SPOT_CONTRAST**2).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
     )
-    n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask)
+    # labelled within the box of the lit pixels (a few on most tables): the same labels, in
+    # the same order, at a fraction of the cost of the whole copy
+    x0, y0, cw, ch = cv2.boundingRect(mask)
+    if not cw or not ch:
+        return []
+    n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask[y0 : y0 + ch, x0 : x0 + cw])
     pip_area = np.pi * r * r
     spots: list[Spot] = []
     for i in range(1, n):
@@ -152,7 +260,8 @@ def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
         _, enclosing = cv2.minEnclosingCircle(points)
         if area < 0.5 * np.pi * enclosing**2:
             continue
-        spot = _ringed(lab, float(centroids[i][0]), float(centroids[i][1]), area, blob, (x, y))
+        cx, cy = float(centroids[i][0]) + x0, float(centroids[i][1]) + y0
+        spot = _ringed(lab, cx, cy, area, blob, (x + x0, y + y0))
         if spot is not None:
             spots.append(spot._replace(x=spot.x / f, y=spot.y / f, radius=spot.radius / f))
     return spots

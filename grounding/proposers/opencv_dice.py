@@ -38,9 +38,12 @@ face close to the table's colour), so a token or coin on the table is not taken
 for a missed die. Dice close together or with their shadows are one region, too long or
 hollow for that look: what is left of the map once the faces' boxes are cleared and
 everything thinner than 0.6 of a face is opened away, if half a face large, is a die
-missed too (``uncovered_mass``). With no face read, "no dice" is the claim: every compact
-region of a die's size is unexplained, square or not, on the usual map and on one whose
-window spans three of the largest dice counted (``none_found_residue``).
+missed too (``uncovered_mass``). A lone spot centred on a square face of a die's size, cut
+at full resolution with the spot painted over, is a die missed (a one on pale paper). With
+no face read, "no dice" is the claim (``none_found_residue``): every region of a die's size
+is unexplained, square or not, compact or as long and notched as a die beside its shadow,
+on the usual map and (compact) on one whose window spans three of the largest dice counted;
+and pips are sought in pairs for dice of every side (a die the colour of its table).
 
 Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
@@ -60,8 +63,14 @@ import numpy as np
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
+from groundeval.grounding.proposers._cutout import full_size_region
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
-from groundeval.grounding.proposers._pip_scan import SYMMETRY_TOLERANCE, pip_evidence, symmetric
+from groundeval.grounding.proposers._pip_scan import (
+    SYMMETRY_TOLERANCE,
+    pip_evidence,
+    pips_anywhere,
+    symmetric,
+)
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
     Sizes,
@@ -109,6 +118,10 @@ MASS_AREA_SHARE = 0.5
 """Least area (share of a face's) of an uncovered mass taken for a die missed."""
 FULL_SIZE_SQUARE_FILL = 0.86
 """Rectangle fill (of the convex hull, full resolution) of a region taken for a missed die."""
+NONE_FOUND_SOLIDITY = 0.6
+"""With no face read, least solidity of a region that may be a die (with its shadow, notched)."""
+NONE_FOUND_ASPECT = 2.0
+"""With no face read, most elongation of a region that may be a die (beside its shadow)."""
 
 
 @register_proposer("opencv.dice")
@@ -266,7 +279,9 @@ class DiceProposer(CVProposer):
                 if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
             ]
         else:
-            unexplained = merge_found(unexplained, none_found_residue(image_bgr, sizes, hint_max))
+            least_side = float(params["min_side_px"])
+            doubts = none_found_residue(image_bgr, cmap, sizes, hint_max, least_side)
+            unexplained = merge_found(unexplained, doubts)
         unexplained = merge_found(unexplained, mass)
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
@@ -310,18 +325,27 @@ def uncovered_mass(cleared: ContrastMap, elements: list[Element]) -> list[Elemen
     ]
 
 
-def none_found_residue(image_bgr: np.ndarray, sizes: Sizes, hint_max: float) -> list[Element]:
-    """With no die found, compact die-sized regions on a map as wide as three of the largest.
+def none_found_residue(
+    image_bgr: np.ndarray, cmap: ContrastMap, sizes: Sizes, hint_max: float, least_side_px: float
+) -> list[Element]:
+    """With no die found, what could still be one: "no dice" is a claim, not a default.
 
-    "No dice" is a claim. The usual window is sized to the least die, and it sees a large
-    die's face as its own background (the die is no region at all); this look's window
-    spans three of the largest dice counted. Squareness is not asked: with nothing read
-    there is no count that a disc on the table could spoil, only a guess.
+    Three looks, squareness never asked (with nothing read there is no count a disc on the
+    table could spoil, only a guess): die-sized regions of the usual map (``cmap``) that
+    are as long and notched as a die beside its shadow (``NONE_FOUND_SOLIDITY``,
+    ``NONE_FOUND_ASPECT``); compact ones on a map whose window spans three of the largest
+    dice counted (the usual window, sized to the least die, sees a large die's face as its
+    own background); and pips in groups, for dice of any side from ``least_side_px``
+    (:func:`pips_anywhere`: a die the colour of its table shows only by its pips).
     """
+    found, _ = unexplained_regions(
+        cmap, [], sizes, "die face", min_solidity=NONE_FOUND_SOLIDITY, max_aspect=NONE_FOUND_ASPECT
+    )
     wide = replace(sizes, window_px=max(sizes.window_px, 3.0 * float(np.sqrt(hint_max))))
-    cmap = contrast_map(image_bgr, wide.window_px, RESIDUE_CONTRAST)
-    found, _ = unexplained_regions(cmap, [], wide, "die face", max_aspect=RESIDUE_MAX_ASPECT)
-    return found
+    wide_map = contrast_map(image_bgr, wide.window_px, RESIDUE_CONTRAST)
+    compact, _ = unexplained_regions(wide_map, [], wide, "die face", max_aspect=RESIDUE_MAX_ASPECT)
+    found = merge_found(found, compact)
+    return merge_found(found, pips_anywhere(image_bgr, least_side_px, float(np.sqrt(hint_max))))
 
 
 def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
@@ -340,51 +364,6 @@ def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, 
     fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
     aspect = max(rw, rh) / max(min(rw, rh), 1.0)
     return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
-
-
-def full_size_region(
-    image_bgr: np.ndarray,
-    xyxy: tuple[float, float, float, float],
-    pad_share: float = 0.25,
-    around: tuple[float, float] | None = None,
-) -> np.ndarray | None:
-    """Outline (full-image pixels) of the object in a box, cut from the table by its colour.
-
-    The box (padded) is cut by Otsu on the Lab distance from the colour of its rim and the
-    largest region kept; when that region is small, Otsu split the pips from the rest (a
-    face close to the table's colour) and the cut is halved. With ``around`` (a point in
-    full-image pixels) the region holding that point is kept instead of the largest (a
-    neighbouring die may be larger). ``None`` when the box is too small or nothing stands
-    out.
-    """
-    h, w = image_bgr.shape[:2]
-    x1, y1, x2, y2 = xyxy
-    pad = pad_share * max(x2 - x1, y2 - y1)
-    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
-    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
-    if c - a < 8 or d - b < 8:
-        return None
-    lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
-    rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
-    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
-    dist8 = np.clip(dist, 0, 255).astype(np.uint8)
-    otsu, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
-        return None
-    contour = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(cv2.convexHull(contour)) < 0.4 * (x2 - x1) * (y2 - y1):
-        _, mask = cv2.threshold(dist8, 0.5 * otsu, 255, cv2.THRESH_BINARY)
-        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        if not contours:
-            return None
-        contour = max(contours, key=cv2.contourArea)
-    if around is not None:
-        point = (float(around[0] - a), float(around[1] - b))
-        holding = [c for c in contours if cv2.pointPolygonTest(c, point, False) >= 0]
-        if holding:
-            contour = holding[0]
-    return np.asarray(contour + np.array([a, b], np.int32))
 
 
 def _consistent_sizes(found: list[tuple[Element, float]]) -> list[tuple[Element, float]]:
@@ -547,7 +526,7 @@ def _dominant_colour_blobs(
             None,
             criteria,
             2,
-            cv2.KMEANS_PP_CENTERS,  # type: ignore[call-overload]
+            cv2.KMEANS_PP_CENTERS,  # type: ignore[call-overload, unused-ignore]
         )
         for centre in centres:
             if min(float(np.linalg.norm(centre - c)) for c in colours) < 15.0:

@@ -1,0 +1,55 @@
+"""A flagged box looked at in full resolution: the object in it, cut from the table by colour.
+
+The residue looks work on a copy a few times smaller; a box they flag (or a lone pip's
+surround) is judged again here, on the image itself.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def full_size_region(
+    image_bgr: np.ndarray,
+    xyxy: tuple[float, float, float, float],
+    pad_share: float = 0.25,
+    around: tuple[float, float] | None = None,
+) -> np.ndarray | None:
+    """Outline (full-image pixels) of the object in a box, cut from the table by its colour.
+
+    The box (padded) is cut by Otsu on the Lab distance from the colour of its rim and the
+    largest region kept; when that region is small, Otsu split the pips from the rest (a
+    face close to the table's colour) and the cut is halved. With ``around`` (a point in
+    full-image pixels) the region holding that point is kept instead of the largest (a
+    neighbouring die may be larger). ``None`` when the box is too small or nothing stands
+    out.
+    """
+    h, w = image_bgr.shape[:2]
+    x1, y1, x2, y2 = xyxy
+    pad = pad_share * max(x2 - x1, y2 - y1)
+    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
+    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
+    if c - a < 8 or d - b < 8:
+        return None
+    lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
+    rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
+    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
+    dist8 = np.clip(dist, 0, 255).astype(np.uint8)
+    otsu, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    contour = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(cv2.convexHull(contour)) < 0.4 * (x2 - x1) * (y2 - y1):
+        _, mask = cv2.threshold(dist8, 0.5 * otsu, 255, cv2.THRESH_BINARY)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            return None
+        contour = max(contours, key=cv2.contourArea)
+    if around is not None:
+        point = (float(around[0] - a), float(around[1] - b))
+        holding = [c for c in contours if cv2.pointPolygonTest(c, point, False) >= 0]
+        if holding:
+            contour = holding[0]
+    return np.asarray(contour + np.array([a, b], np.int32))
