@@ -10,6 +10,24 @@ import cv2
 import numpy as np
 
 
+def look_box(
+    shape: tuple[int, ...], xyxy: tuple[float, float, float, float], pad_share: float = 0.25
+) -> tuple[int, int, int, int]:
+    """The pixels :func:`full_size_region` reads (``x1, y1, x2, y2``, ends exclusive).
+
+    The box grown by ``pad_share`` of its longer side, clipped to an image of ``shape``.
+    """
+    h, w = shape[:2]
+    x1, y1, x2, y2 = xyxy
+    pad = pad_share * max(x2 - x1, y2 - y1)
+    return (
+        max(0, int(x1 - pad)),
+        max(0, int(y1 - pad)),
+        min(w, int(np.ceil(x2 + pad))),
+        min(h, int(np.ceil(y2 + pad))),
+    )
+
+
 def full_size_region(
     image_bgr: np.ndarray,
     xyxy: tuple[float, float, float, float],
@@ -25,11 +43,8 @@ def full_size_region(
     neighbouring die may be larger). ``None`` when the box is too small or nothing stands
     out.
     """
-    h, w = image_bgr.shape[:2]
     x1, y1, x2, y2 = xyxy
-    pad = pad_share * max(x2 - x1, y2 - y1)
-    a, b = max(0, int(x1 - pad)), max(0, int(y1 - pad))
-    c, d = min(w, int(np.ceil(x2 + pad))), min(h, int(np.ceil(y2 + pad)))
+    a, b, c, d = look_box(image_bgr.shape, xyxy, pad_share)
     if c - a < 8 or d - b < 8:
         return None
     lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)

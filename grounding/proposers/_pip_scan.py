@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
-from groundeval.grounding.proposers._cutout import full_size_region
+from groundeval.grounding.proposers._cutout import full_size_region, look_box
 from groundeval.grounding.proposers._cv import box
 from groundeval.grounding.proposers._residue import merge_found
 from groundeval.state import Element
@@ -84,7 +84,9 @@ def pip_evidence(image_bgr: np.ndarray, elements: list[Element]) -> tuple[list[E
     spots = pip_spots(image_bgr, side)
     loose = [q for q in spots if not any(_near(q, b, SPOT_FACE_MARGIN * side) for b in boxes)]
     unexplained = loose_dice(image_bgr, loose, side)
-    unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
+    # a spot already in a flagged pair needs no cut of its own (its face would overlap it)
+    lone = [q for q in loose if not any(_near(q, bounds(u), 0.0) for u in unexplained)]
+    unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, lone, side))
     problems: list[str] = []
     centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in boxes]
     for k, (e, b) in enumerate(zip(elements, boxes, strict=True)):
@@ -147,14 +149,9 @@ def lone_pip_faces(image_bgr: np.ndarray, loose: list[Spot], side: float) -> lis
     ``LONE_ASPECT``) of a die's side (``LONE_SIDES``) with the pip near its centre
     (``LONE_CENTRE``) is a die no face covers.
     """
-    found: list[Element] = []
-    for q in loose:
-        xyxy = _face_around(image_bgr, q, side)
-        if xyxy is not None:
-            found.append(
-                box(xyxy, reason="a lone pip centred on a square face that no die face covers")
-            )
-    return found
+    faces = (_face_around(image_bgr, q, side) for q in loose)
+    reason = "a lone pip centred on a square face that no die face covers"
+    return [box(xyxy, reason=reason) for xyxy in faces if xyxy is not None]
 
 
 def _face_around(
@@ -182,10 +179,7 @@ def _face_around(
     if np.hypot(rx + a - q.x, ry + b - q.y) > LONE_CENTRE * face:
         return None
     x, y, bw, bh = cv2.boundingRect(contour)
-    pad = 0.25 * side  # full_size_region's look: the box grown by a quarter side, clipped
-    lo_x, lo_y = max(0, int(xyxy[0] - pad)), max(0, int(xyxy[1] - pad))
-    hi_x = min(crop.shape[1], int(np.ceil(xyxy[2] + pad)))
-    hi_y = min(crop.shape[0], int(np.ceil(xyxy[3] + pad)))
+    lo_x, lo_y, hi_x, hi_y = look_box(crop.shape, xyxy)
     if x <= lo_x or y <= lo_y or x + bw >= hi_x or y + bh >= hi_y:
         return None  # it runs on past the look (the table, or the image's edge)
     return (x + a, y + b, x + a + bw, y + b + bh)
@@ -240,8 +234,8 @@ def pip_spots(image_bgr: np.ndarray, side: float) -> list[Spot]:
     mask = cv2.morphologyEx(
         (squared > SPOT_CONTRAST**2).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
     )
-    # labelled within the box of the lit pixels (a few on most tables): the same labels, in
-    # the same order, at a fraction of the cost of the whole copy
+    # labelled within the box of the lit pixels (a few on most tables), at a fraction of the
+    # cost of the whole copy; OpenCV's labelling may number the spots in another order there
     x0, y0, cw, ch = cv2.boundingRect(mask)
     if not cw or not ch:
         return []
