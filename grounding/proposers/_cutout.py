@@ -9,6 +9,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from groundeval.grounding.proposers._residue import colour_distance
+
 
 def look_box(
     shape: tuple[int, ...], xyxy: tuple[float, float, float, float], pad_share: float = 0.25
@@ -49,7 +51,7 @@ def full_size_region(
         return None
     lab = cv2.cvtColor(image_bgr[b:d, a:c], cv2.COLOR_BGR2LAB).astype(np.float32)
     rim = np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])
-    dist = np.sqrt(((lab - np.median(rim, axis=0)) ** 2).sum(axis=2))
+    dist = colour_distance(lab, np.median(rim, axis=0))
     dist8 = np.clip(dist, 0, 255).astype(np.uint8)
     otsu, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)

@@ -155,6 +155,21 @@ def filled(mask: np.ndarray) -> tuple[np.ndarray, Sequence[np.ndarray]]:
     return out, contours
 
 
+def work_copy(image_bgr: np.ndarray, *, coarse: bool = False) -> np.ndarray:
+    """The image about ``WORK_SIDE_PX`` long, in Lab, lightly blurred: what maps are cut from.
+
+    ``coarse`` shrinks by halving (:func:`halved`). A proposer that cuts several maps of one
+    image (other windows, other levels) makes this once and hands it to each.
+    """
+    h, w = image_bgr.shape[:2]
+    step = max(1, int(np.ceil(max(h, w) / WORK_SIDE_PX)))
+    small = halved(image_bgr, step) if coarse else shrink(image_bgr, step)
+    # a light blur averages fine texture (wood grain, weave) into its mean colour
+    return np.asarray(
+        cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2LAB), (0, 0), TEXTURE_SIGMA_PX)
+    )
+
+
 def contrast_map(
     image_bgr: np.ndarray,
     window_px: float,
@@ -162,18 +177,15 @@ def contrast_map(
     spread_factor: float = 3.0,
     *,
     coarse: bool = False,
+    work: np.ndarray | None = None,
 ) -> ContrastMap:
     """Pixels that differ from their surroundings (``window_px`` wide, full-image pixels).
 
-    ``coarse`` shrinks by halving (:func:`halved`) and takes a wide window's median on a
-    smaller copy (:func:`median_background`).
+    ``coarse``: see :func:`work_copy`, and the wide window's median is taken on a smaller
+    copy (:func:`median_background`). ``work``: the image's :func:`work_copy`, if made.
     """
-    h, w = image_bgr.shape[:2]
-    step = max(1, int(np.ceil(max(h, w) / WORK_SIDE_PX)))
-    small = halved(image_bgr, step) if coarse else shrink(image_bgr, step)
-    scale = small.shape[1] / w
-    # a light blur averages fine texture (wood grain, weave) into its mean colour
-    lab8 = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2LAB), (0, 0), TEXTURE_SIGMA_PX)
+    lab8 = work_copy(image_bgr, coarse=coarse) if work is None else work
+    scale = lab8.shape[1] / image_bgr.shape[1]
     background = median_background(lab8, window_px * scale, coarse=coarse)
     distance = lab_distance(lab8, background)
     distance = cv2.blur(distance, (3, 3))
@@ -269,6 +281,16 @@ def lab_distance(lab8: np.ndarray, background8: np.ndarray) -> np.ndarray:
     squared = cv2.multiply(diff, diff, dtype=cv2.CV_32F)
     summed = cv2.transform(squared, np.ones((1, 3), np.float32))
     return np.asarray(cv2.sqrt(summed)).reshape(lab8.shape[:2])
+
+
+def colour_distance(lab: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Per-pixel Euclidean distance of a Lab image (or crop) from one colour, as float32.
+
+    OpenCV sums the channels: numpy's ``sum(axis=2)`` walks the pixels one by one, 10x slower.
+    """
+    diff = np.asarray(lab, np.float32) - np.asarray(colour, np.float32)
+    summed = cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32))
+    return np.asarray(cv2.sqrt(summed)).reshape(lab.shape[:2])
 
 
 def sample_median(values: np.ndarray) -> float:

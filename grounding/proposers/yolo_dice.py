@@ -35,6 +35,7 @@ from groundeval.grounding.proposers import opencv_dice
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._residue import (
     cleared_residue,
+    colour_distance,
     contrast_map,
     merge_found,
     sizes_from,
@@ -183,9 +184,9 @@ def same_colour_faces(
         if centre.size == 0:
             continue
         colour = np.median(centre.reshape(-1, 3), axis=0)
-        dist = np.sqrt(((lab - colour) ** 2).sum(axis=2))
+        dist = colour_distance(lab, colour)
         mask = (dist < float(params["face_colour_distance"])).astype(np.uint8) * 255
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         area = float(bw * bh)
         for contour in contours:
@@ -230,9 +231,9 @@ def find_face(
     cx1, cy1 = int(bx1 + bw / 4) - x1, int(by1 + bh / 4) - y1
     centre = crop[cy1 : cy1 + max(int(bh / 2), 1), cx1 : cx1 + max(int(bw / 2), 1)]
     colour = np.median(centre.reshape(-1, 3), axis=0)
-    dist = np.sqrt(((crop - colour) ** 2).sum(axis=2))
+    dist = colour_distance(crop, colour)
     mask = (dist < float(params["face_colour_distance"])).astype(np.uint8) * 255
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     target = (bx1 - x1, by1 - y1, bx2 - x1, by2 - y1)
     box_area = max(bw * bh, 1.0)

@@ -36,6 +36,10 @@ def _finish(img: np.ndarray) -> np.ndarray:
     return fx.jpeg(fx.noise(img, np.random.default_rng(2), 3.0), 85)
 
 
+def _lab(img: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+
+
 def test_a_face_missing_a_pip_is_refused_not_read_low() -> None:
     # a four with one pip painted over in the face colour reads as three pips in an L:
     # no die face looks like that, so the face is refused instead of read as 3
@@ -154,11 +158,12 @@ def test_a_face_read_short_is_a_problem() -> None:
     # (three, in a die's layout) outnumber the reading, so the proposal is doubted
     img = _table((190, 190, 190))
     _flat_die(img, 320, 240, [(-1, -1), (0, 0), (1, 1)])
+    seen = _finish(img)
     short = opencv_dice.box((285.0, 205.0, 336.0, 275.0), pips=2)
-    _, problems = _pip_scan.pip_evidence(_finish(img), [short])
+    _, problems = _pip_scan.pip_evidence(seen, _lab(seen), [short])
     assert problems and "3 pip-like spots" in problems[0]
     whole = opencv_dice.box((285.0, 205.0, 355.0, 275.0), pips=3)
-    assert _pip_scan.pip_evidence(_finish(img), [whole]) == ([], [])
+    assert _pip_scan.pip_evidence(seen, _lab(seen), [whole]) == ([], [])
 
 
 def test_pieces_of_an_ellipse_or_a_stick_are_no_pips() -> None:
@@ -167,10 +172,10 @@ def test_pieces_of_an_ellipse_or_a_stick_are_no_pips() -> None:
     img = _table()
     cv2.ellipse(img, (320, 240), (23, 11), 20, 0, 360, (40, 150, 230), -1)
     cv2.line(img, (100, 100), (160, 60), (200, 60, 220), 4)
-    assert _pip_scan.pip_spots(_finish(img), 62.0) == []
+    assert _pip_scan.pip_spots(_lab(_finish(img)), 62.0) == []
     pips = _table((190, 190, 190))
     _flat_die(pips, 320, 240, [(-1, -1), (1, -1), (-1, 1), (1, 1)])
-    assert len(_pip_scan.pip_spots(_finish(pips), 70.0)) == 4
+    assert len(_pip_scan.pip_spots(_lab(_finish(pips)), 70.0)) == 4
 
 
 def test_a_die_the_colour_of_the_table_is_flagged_by_its_pips() -> None:
