@@ -70,22 +70,48 @@ SPOT_FACE_GROW = 0.15
 """How far (share of the side) beyond a face's box its pips are counted again."""
 
 
+def face_side(elements: list[Element]) -> float:
+    """Median side (px) of the faces' boxes: the pip size the spots are sought at."""
+    return float(
+        np.median(
+            [np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in map(bounds, elements)]
+        )
+    )
+
+
+def clear_of_faces(spots: list[Spot], elements: list[Element]) -> list[Spot]:
+    """The spots farther than ``SPOT_FACE_MARGIN`` sides from every face's box."""
+    margin = SPOT_FACE_MARGIN * face_side(elements)
+    return [q for q in spots if not any(_near(q, bounds(e), margin) for e in elements)]
+
+
+PIP_ON_SHARE = 0.2
+"""Largest share of a region's box a spot may cover and be a pip on it (a pip covers 3-5 % of
+its face; a fleck that is the whole region is no pip on anything)."""
+
+
+def pip_on(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
+    """Whether one of the spots lies in the box as a pip lies on a face: centre inside, small."""
+    x1, y1, x2, y2 = xyxy
+    area = max(x2 - x1, 0.0) * max(y2 - y1, 0.0)
+    return any(_near(q, xyxy, 0.0) and np.pi * q.radius**2 <= PIP_ON_SHARE * area for q in spots)
+
+
 def pip_evidence(
-    image_bgr: np.ndarray, lab: np.ndarray, elements: list[Element]
+    image_bgr: np.ndarray, spots: list[Spot], elements: list[Element]
 ) -> tuple[list[Element], list[str]]:
     """Pips the faces do not explain: a die missed whole, or a face read short.
 
-    An independent look for pip-like spots (:func:`pip_spots`) at the size the faces
-    read imply. Two or more alike spots clear of every face are a die no face covers
-    (``unexplained``, even when the contrast map saw no die there: a green die on green
-    gravel). A face near which more alike spots lie, laid out point-symmetric as on a die
-    and no more than six, than pips were read was cut short (a pip on its outline went
-    with the table): a ``problem``.
+    ``spots`` is an independent look for pip-like spots (:func:`pip_spots`) at the size
+    the faces read imply (:func:`face_side`). Two or more alike spots clear of every face
+    are a die no face covers (``unexplained``, even when the contrast map saw no die there:
+    a green die on green gravel). A face near which more alike spots lie, laid out
+    point-symmetric as on a die and no more than six, than pips were read was cut short (a
+    pip on its outline went with the table): a ``problem``.
     """
     boxes = [bounds(e) for e in elements]
-    side = float(np.median([np.sqrt(max((x2 - x1) * (y2 - y1), 1.0)) for x1, y1, x2, y2 in boxes]))
-    spots = pip_spots(lab, side)
-    loose = [q for q in spots if not any(_near(q, b, SPOT_FACE_MARGIN * side) for b in boxes)]
+    side = face_side(elements)
+    loose = clear_of_faces(spots, elements)
     unexplained = loose_dice(image_bgr, loose, side)
     # a spot already in a flagged pair needs no cut of its own (its face would overlap it)
     lone = [q for q in loose if not any(_near(q, bounds(u), 0.0) for u in unexplained)]

@@ -67,7 +67,11 @@ from groundeval.grounding.proposers._cutout import full_size_region
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._pip_scan import (
     SYMMETRY_TOLERANCE,
+    clear_of_faces,
+    face_side,
     pip_evidence,
+    pip_on,
+    pip_spots,
     pips_anywhere,
     symmetric,
 )
@@ -112,6 +116,9 @@ RESIDUE_LOW_SHARE = 0.2
 of tilted faces are up to 2x their area)."""
 RESIDUE_MAX_ASPECT = 1.4
 """A die face's region is about square at any tilt; longer ones are cloth folds or cards."""
+CLEARED_MAX_ASPECT = 2.0
+"""Most elongation of what is left of a region once the faces found are cleared: a die
+beside a face is cut by the face's cleared margin (looked at again in full resolution)."""
 STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
 """The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
 MASS_OPEN_SHARE = 0.6
@@ -276,29 +283,38 @@ class DiceProposer(CVProposer):
             cmap, elements, sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
         )
         # a die touching a face found is one region with it, mostly covered: what is left
-        # of such regions once the faces are cleared is judged on its own
+        # of such regions once the faces are cleared is judged on its own (the clearing may
+        # cut into it, so it may be longer than a die; the full-size look below decides)
         mass: list[Element] = []
         if elements:
             cleared = without_elements(cmap, elements)
             rest, _ = unexplained_regions(
-                cleared, [], sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
+                cleared, [], sizes, "die face", max_aspect=CLEARED_MAX_ASPECT
             )
             unexplained = merge_found(unexplained, rest)
             mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
+        spots = pip_spots(lab, face_side(elements)) if elements else []
         if elements:
             # square on the work copy and not small: a die for sure; the rest is looked at
             # again in full resolution, so a disc or ellipse on the table does not spoil the
-            # count (with no face read there is no count to spoil: every region is a doubt)
+            # count (with no face read there is no count to spoil: every region is a doubt);
+            # one holding a pip-like spot clear of the faces is a die whatever its outline
+            # (a white die on paper shows its sides and shadow, not a square)
+            loose = clear_of_faces(spots, elements)
             strict, _ = unexplained_regions(
                 cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
                 "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
             )  # fmt: skip
             sure = {tuple(u.xyxy_px or ()) for u in strict}
-            unexplained = [
-                u
-                for u in unexplained
-                if tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u))
-            ]
+            kept: list[Element] = []
+            for u in unexplained:
+                if pip_on(bounds(u), loose) and tuple(u.xyxy_px or ()) not in sure:
+                    kept.append(
+                        u.model_copy(update={"reason": f"{u.reason}, a pip-like spot on it"})
+                    )
+                elif tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u)):
+                    kept.append(u)
+            unexplained = kept
         else:
             least_side = float(params["min_side_px"])
             doubts = none_found_residue(image_bgr, lab, work, cmap, sizes, hint_max, least_side)
@@ -307,8 +323,8 @@ class DiceProposer(CVProposer):
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
-            loose, short = pip_evidence(image_bgr, lab, elements)
-            unexplained = merge_found(unexplained, loose)
+            missed, short = pip_evidence(image_bgr, spots, elements)
+            unexplained = merge_found(unexplained, missed)
             problems.extend(short)
         return Review(unexplained, problems)
 
