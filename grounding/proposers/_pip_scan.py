@@ -85,6 +85,11 @@ def clear_of_faces(spots: list[Spot], elements: list[Element]) -> list[Spot]:
     return [q for q in spots if not any(_near(q, bounds(e), margin) for e in elements)]
 
 
+def holds_spot(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
+    """Whether a spot's centre lies in the box."""
+    return any(_near(q, xyxy, 0.0) for q in spots)
+
+
 PIP_ON_SHARE = 0.2
 """Largest share of a region's box a spot may cover and be a pip on it (a pip covers 3-5 % of
 its face; a fleck that is the whole region is no pip on anything)."""
@@ -114,7 +119,7 @@ def pip_evidence(
     loose = clear_of_faces(spots, elements)
     unexplained = loose_dice(image_bgr, loose, side)
     # a spot already in a flagged pair needs no cut of its own (its face would overlap it)
-    lone = [q for q in loose if not any(_near(q, bounds(u), 0.0) for u in unexplained)]
+    lone = [q for q in loose if not any(holds_spot(bounds(u), [q]) for u in unexplained)]
     unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, lone, side))
     problems: list[str] = []
     centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in boxes]

@@ -67,8 +67,10 @@ from groundeval.grounding.proposers._cutout import full_size_region
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._pip_scan import (
     SYMMETRY_TOLERANCE,
+    Spot,
     clear_of_faces,
     face_side,
+    holds_spot,
     pip_evidence,
     pip_on,
     pip_spots,
@@ -80,6 +82,7 @@ from groundeval.grounding.proposers._residue import (
     Sizes,
     colour_distance,
     contrast_map,
+    covered_mask,
     merge_found,
     sizes_from,
     unexplained_regions,
@@ -121,6 +124,9 @@ CLEARED_MAX_ASPECT = 2.0
 beside a face is cut by the face's cleared margin (looked at again in full resolution)."""
 STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
 """The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
+BODY_SHARE = 0.45
+"""Least area (share of a face's) of uncovered contrast within a side of a lone pip-like spot,
+the spot aside, for the spot to be a missed die's (its sides and shadow)."""
 MASS_OPEN_SHARE = 0.6
 """The mass look opens the uncovered map this share of a face's side wide."""
 MASS_AREA_SHARE = 0.5
@@ -325,8 +331,45 @@ class DiceProposer(CVProposer):
         if elements:
             missed, short = pip_evidence(image_bgr, spots, elements)
             unexplained = merge_found(unexplained, missed)
+            unexplained = merge_found(
+                unexplained, spots_with_a_body(cmap, elements, spots, unexplained)
+            )
             problems.extend(short)
         return Review(unexplained, problems)
+
+
+def spots_with_a_body(
+    cmap: ContrastMap, elements: list[Element], spots: list[Spot], known: list[Element]
+) -> list[Element]:
+    """Lone pip-like spots clear of the faces with a die's worth of contrast around them.
+
+    A white die on white paper shows its pip, its grey sides and its shadow, none of them a
+    face's square; a fleck on the table has nothing around it. Pixels of the map within a
+    face's side of the spot that no face covers, the spot's own disc aside, of at least
+    ``BODY_SHARE`` of a face's area make the spot a die missed (spots in ``known`` boxes,
+    already flagged, are passed by).
+    """
+    side = face_side(elements)
+    covered = covered_mask(cmap, elements)
+    s = cmap.scale
+    h, w = cmap.mask.shape
+    found: list[Element] = []
+    for q in clear_of_faces(spots, elements):
+        if any(holds_spot(bounds(u), [q]) for u in [*known, *found]):
+            continue
+        x1, y1 = max(0, int((q.x - side) * s)), max(0, int((q.y - side) * s))
+        x2, y2 = min(w, int((q.x + side) * s) + 1), min(h, int((q.y + side) * s) + 1)
+        lit = cv2.countNonZero(cmap.mask[y1:y2, x1:x2] & ~(covered[y1:y2, x1:x2] * 255))
+        if lit / (s * s) - np.pi * q.radius**2 >= BODY_SHARE * side * side:
+            half = side / 2
+            found.append(
+                box(
+                    (q.x - half, q.y - half, q.x + half, q.y + half),
+                    reason="a pip-like spot with a die's worth of contrast around it that no "
+                    "die face covers",
+                )
+            )
+    return found
 
 
 def uncovered_mass(cleared: ContrastMap, elements: list[Element]) -> list[Element]:

@@ -242,6 +242,12 @@ def test_a_region_holding_a_pip_is_a_die_whatever_its_outline() -> None:
     assert any("a pip-like spot on it" in r for r in _flags_over(14, 1))
 
 
+def test_a_lone_pip_with_a_die_s_sides_and_shadow_around_it_is_a_die_missed() -> None:
+    # seed 320: a white one on white paper; its face does not stand out, only its pip (no
+    # pair to link) and its grey sides and shadow (no square): "4 dice" was decided
+    assert any("die's worth of contrast" in r for r in _flags_over(320, 3))
+
+
 def test_two_pieces_of_one_stick_are_no_die() -> None:
     # in-style dice_math, hard, seed 1: a blue stick on the red table breaks into two round
     # pieces a face apart; the stick between them, not a face, tells them from two pips
