@@ -24,26 +24,30 @@ rather than answered by a guess. So is a large white blob that is not square
 (two dice merged). A blob with no pips is no face and is left out: the residue
 check judges its region.
 
-Self-check: pips are looked for again over the whole image, at the size the faces read
-imply (round spots on a flat ring of another colour): two or more alike spots clear of
-every face are a die missed (``unexplained``, even where the table hides the die's
-outline), and more alike spots around a face, laid out as on a die, than were read mean
-its outline was cut short (a ``problem``). Compact contrasting regions of a die's size
-that no face covers are ``unexplained`` too (a die the proposer could not read is never silently
-absent). Dice have rounded corners, so on the residue's small copy a die is as
-round as a coin: a region that is square there and not small is flagged at once,
-any other compact one only if it is square in full resolution
-(``square_at_full_size``, which lowers its cut when Otsu splits the pips from a
-face close to the table's colour), so a token or coin on the table is not taken
-for a missed die. Dice close together or with their shadows are one region, too long or
-hollow for that look: what is left of the map once the faces' boxes are cleared and
-everything thinner than 0.6 of a face is opened away, if half a face large, is a die
-missed too (``uncovered_mass``). A lone spot centred on a square face of a die's size, cut
-at full resolution with the spot painted over, is a die missed (a one on pale paper). With
-no face read, "no dice" is the claim (``none_found_residue``): every region of a die's size
-is unexplained, square or not, compact or as long and notched as a die beside its shadow,
-on the usual map and (compact) on one whose window spans three of the largest dice counted;
-and pips are sought in pairs for dice of every side (a die the colour of its table).
+Self-check: pips are looked for again over the whole image, at the size the faces read imply
+(round spots on a flat ring of another colour): two or more alike spots clear of every face
+are a die missed (``unexplained``, even where the table hides the die's outline), and more
+alike spots around a face, laid out as on a die, than were read mean its outline was cut
+short (a ``problem``). Compact contrasting regions of a die's size that no face covers are
+``unexplained`` too (a die the proposer could not read is never silently absent). Dice have
+rounded corners, so on the residue's small copy a die is as round as a coin: a region that
+is square there and not small is flagged at once, any other compact one only if it is square
+in full resolution (``square_at_full_size``, which lowers its cut when Otsu splits the pips
+from a face close to the table's colour), so a token or coin on the table is not taken for a
+missed die, or if a pip-like spot clear of the faces lies on it (``pip_on``: a white die on
+paper shows its sides and shadow, not a square). What is left of a region once the faces'
+boxes are cleared may be twice as long as wide (the clearing cuts into a die beside a face).
+A lone spot with a die's worth of uncovered contrast within a side of it
+(``spots_with_a_body``) is a die missed too. Dice close together or with their shadows are
+one region, too long or hollow for that look: what is left of the map once the faces' boxes
+are cleared and everything thinner than 0.6 of a face is opened away, if half a face large,
+is a die missed too (``uncovered_mass``). A lone spot centred on a square face of a die's
+size, cut at full resolution with the spot painted over, is a die missed (a one on pale
+paper). With no face read, "no dice" is the claim (``none_found_residue``): every region of
+a die's size is unexplained, square or not, compact or as long and notched as a die beside
+its shadow, on the usual map and (compact) on one whose window spans three of the largest
+dice counted; and pips are sought in pairs for dice of every side (a die the colour of its
+table).
 
 Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
