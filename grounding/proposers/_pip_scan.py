@@ -99,7 +99,7 @@ def pip_on(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
     """Whether one of the spots lies in the box as a pip lies on a face: centre inside, small."""
     x1, y1, x2, y2 = xyxy
     area = max(x2 - x1, 0.0) * max(y2 - y1, 0.0)
-    return any(_near(q, xyxy, 0.0) and np.pi * q.radius**2 <= PIP_ON_SHARE * area for q in spots)
+    return holds_spot(xyxy, [q for q in spots if np.pi * q.radius**2 <= PIP_ON_SHARE * area])
 
 
 def pip_evidence(

@@ -304,13 +304,13 @@ class DiceProposer(CVProposer):
             unexplained = merge_found(unexplained, rest)
             mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
         spots = pip_spots(lab, face_side(elements)) if elements else []
+        loose = clear_of_faces(spots, elements) if elements else []
         if elements:
             # square on the work copy and not small: a die for sure; the rest is looked at
             # again in full resolution, so a disc or ellipse on the table does not spoil the
             # count (with no face read there is no count to spoil: every region is a doubt);
             # one holding a pip-like spot clear of the faces is a die whatever its outline
             # (a white die on paper shows its sides and shadow, not a square)
-            loose = clear_of_faces(spots, elements)
             strict, _ = unexplained_regions(
                 cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
                 "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
@@ -318,11 +318,12 @@ class DiceProposer(CVProposer):
             sure = {tuple(u.xyxy_px or ()) for u in strict}
             kept: list[Element] = []
             for u in unexplained:
-                if pip_on(bounds(u), loose) and tuple(u.xyxy_px or ()) not in sure:
-                    kept.append(
-                        u.model_copy(update={"reason": f"{u.reason}, a pip-like spot on it"})
-                    )
-                elif tuple(u.xyxy_px or ()) in sure or square_at_full_size(image_bgr, bounds(u)):
+                if tuple(u.xyxy_px or ()) in sure:
+                    kept.append(u)
+                elif pip_on(bounds(u), loose):
+                    why = f"{u.reason}, a pip-like spot on it"
+                    kept.append(u.model_copy(update={"reason": why}))
+                elif square_at_full_size(image_bgr, bounds(u)):
                     kept.append(u)
             unexplained = kept
         else:
@@ -336,16 +337,16 @@ class DiceProposer(CVProposer):
             missed, short = pip_evidence(image_bgr, spots, elements)
             unexplained = merge_found(unexplained, missed)
             unexplained = merge_found(
-                unexplained, spots_with_a_body(cmap, elements, spots, unexplained)
+                unexplained, spots_with_a_body(cmap, elements, loose, unexplained)
             )
             problems.extend(short)
         return Review(unexplained, problems)
 
 
 def spots_with_a_body(
-    cmap: ContrastMap, elements: list[Element], spots: list[Spot], known: list[Element]
+    cmap: ContrastMap, elements: list[Element], loose: list[Spot], known: list[Element]
 ) -> list[Element]:
-    """Lone pip-like spots clear of the faces with a die's worth of contrast around them.
+    """Lone pip-like spots (``loose``: clear of the faces) with a die's worth of contrast near.
 
     A white die on white paper shows its pip, its grey sides and its shadow, none of them a
     face's square; a fleck on the table has nothing around it. Pixels of the map within a
@@ -358,12 +359,13 @@ def spots_with_a_body(
     s = cmap.scale
     h, w = cmap.mask.shape
     found: list[Element] = []
-    for q in clear_of_faces(spots, elements):
+    for q in loose:
         if any(holds_spot(bounds(u), [q]) for u in [*known, *found]):
             continue
         x1, y1 = max(0, int((q.x - side) * s)), max(0, int((q.y - side) * s))
         x2, y2 = min(w, int((q.x + side) * s) + 1), min(h, int((q.y + side) * s) + 1)
-        lit = cv2.countNonZero(cmap.mask[y1:y2, x1:x2] & ~(covered[y1:y2, x1:x2] * 255))
+        near = (slice(y1, y2), slice(x1, x2))
+        lit = np.count_nonzero((cmap.mask[near] > 0) & (covered[near] == 0))
         if lit / (s * s) - np.pi * q.radius**2 >= BODY_SHARE * side * side:
             half = side / 2
             found.append(
