@@ -18,7 +18,9 @@ contrasting with their surroundings, of a coin's size, that no box covers,
 then once more with every box erased, for a missed coin touching a found one);
 all are ``unexplained``; a box much smaller or larger than the others, or far
 from square, is a doubt too (``problems``), since one coin seen as two, or two
-touching coins seen as one, would change the count.
+touching coins seen as one, would change the count; so is a box scored under
+``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
+corner of a dark card on the table).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
+    ContrastMap,
     Sizes,
     contrast_map,
     sizes_from,
@@ -59,7 +62,8 @@ class YoloCoinsProposer(YoloProposer):
         "weights": COINS_WEIGHTS,
         "conf": 0.5,
         "retry_conf": 0.5,  # a retry at a lower cut accepts false coins (tuning seeds)
-        "doubt_conf": 0.05,
+        "doubt_conf": 0.1,
+        "bare_conf": 0.75,
         "doubt_inside_share": 0.6,
         "nested_share": 0.8,
         "straddle_share": 0.65,
@@ -136,6 +140,7 @@ class YoloCoinsProposer(YoloProposer):
         )
         unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
         problems += box_doubts(elements, params)
+        problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
@@ -227,6 +232,40 @@ def _share_inside(
     h = min(inner[3], outer[3]) - max(inner[1], outer[1])
     area = max((inner[2] - inner[0]) * (inner[3] - inner[1]), 1e-6)
     return max(w, 0.0) * max(h, 0.0) / area
+
+
+BARE_DISC = 0.4
+"""Radius of the disc a box's contrast is read in, as a share of the box's shorter side."""
+BARE_LIT = 0.05
+"""Under this share of that disc lit on the contrast map, a box shows no object of its own."""
+
+
+def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> list[str]:
+    """Boxes the network scored under ``sure_conf`` over which the contrast map sees nothing.
+
+    Either signal alone may fail: a coin the colour of the table shows little contrast,
+    and the network half believes in a dark corner of a card lying on the table. A coin
+    box needs one of them strong: a sure score, or an object in the disc inside the box.
+    """
+    problems: list[str] = []
+    s = cmap.scale
+    for i, e in enumerate(elements, start=1):
+        score = float(e.fields["confidence"])
+        if score >= sure_conf:
+            continue
+        x1, y1, x2, y2 = element_xyxy(e)
+        disc = np.zeros_like(cmap.mask)
+        centre = (round((x1 + x2) / 2 * s), round((y1 + y2) / 2 * s))
+        radius = max(1, round(BARE_DISC * min(x2 - x1, y2 - y1) * s))
+        cv2.circle(disc, centre, radius, 255, -1)
+        inside = cv2.countNonZero(disc)
+        lit = cv2.countNonZero(cv2.bitwise_and(disc, cmap.mask))
+        if lit < BARE_LIT * max(inside, 1):
+            problems.append(
+                f"coin #{i} (scored {score:.2f}) shows nothing against the table: "
+                "a shadow or a mark, not a coin?"
+            )
+    return problems
 
 
 def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:

@@ -101,6 +101,32 @@ def test_box_doubts_name_boxes_unlike_one_coin():
     assert "range from" in yolo_coins.box_doubts([*coins, box((0, 100, 8, 108))], params)[-1]
 
 
+def test_a_half_believed_box_over_bare_table_is_a_doubt():
+    # hard in-style seed 133: the network scores a dark speck by the edge 0.73 as a fifth
+    # coin beside four; the contrast map sees nothing there, so the count is withheld
+    from groundeval.benchmarks.synthetic import generate
+
+    s = generate("coins", "hard", 133)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert len(proposal.elements) == s.truth["count"] + 1
+    bare = [p for p in proposal.problems if "shows nothing against the table" in p]
+    assert len(bare) == 1 and "(scored 0.7" in bare[0], proposal.problems
+
+
+def test_bare_boxes_need_a_sure_score_or_contrast():
+    from groundeval.grounding.proposers._cv import box
+    from groundeval.grounding.proposers._residue import contrast_map
+
+    table = np.full((200, 300, 3), (90, 60, 40), np.uint8)
+    table[60:100, 200:240] = (200, 200, 210)  # a pale square "coin"
+    cmap = contrast_map(table, 120.0)
+    over_table = box((40, 60, 80, 100), confidence=0.6)
+    over_coin = box((200, 60, 240, 100), confidence=0.6)
+    sure = box((40, 120, 80, 160), confidence=0.9)
+    problems = yolo_coins.bare_boxes(cmap, [over_coin, over_table, sure], 0.75)
+    assert len(problems) == 1 and problems[0].startswith("coin #2 (scored 0.60)")
+
+
 def test_onnx_weights_run_without_torch_or_ultralytics():
     code = textwrap.dedent(
         """
