@@ -5,8 +5,9 @@ its in-style synthetic dice: see the model card) proposes die boxes. Each box is
 snapped to the face under it: the face's colour is the median colour of the
 box's centre, and the face is the connected region of that colour (pips
 filled in) that best covers the box, so white, red, blue or black faces are
-read alike. The pips on that face are counted by ``opencv.dice``'s counter
-(lighter or darker than the face). A box whose face cannot be read keeps its
+read alike; where the face is the table's colour, the box is the face. The pips
+on that face are counted by ``opencv.dice``'s counter (lighter or darker than
+the face). A box whose face cannot be read keeps its
 detector bounds and gets ``pips: None`` with the ``problem``, so a verifier
 checking the field schema rejects it and the question is withheld rather than
 answered wrongly.
@@ -216,6 +217,8 @@ def find_face(
     The face colour is the median Lab colour of the box's central half (pips
     cover far less than half a face); the face is the region of that colour,
     pips filled in, inside the box plus a margin, that covers most of the box.
+    When that colour spreads far past the box (a face the colour of its table, a
+    see-through face), the box itself is the face.
     """
     h, w = lab.shape[:2]
     if len(xyxy_px) != 4:
@@ -249,7 +252,10 @@ def find_face(
         return None, "the region under the box is not one square face"
     fx1, fy1, fx2, fy2 = _rect(hull)
     if (fx2 - fx1) * (fy2 - fy1) > 2.5 * box_area:
-        return None, "the face colour spreads far beyond the box (face and table alike)"
+        # face and table alike: the colour cannot bound the face, the detector's box does
+        # (the pip reading's own checks still refuse a box whose pips are not a die's)
+        corners = [(bx1, by1), (bx2, by1), (bx2, by2), (bx1, by2)]
+        return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2), ""
     return hull + np.array([x1, y1], np.int32), ""
 
 
