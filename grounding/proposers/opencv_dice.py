@@ -15,8 +15,10 @@ Pips are whatever differs in colour from the face inside its hull grown a little
 reaching the grown rim are the table, thin slivers are the rim's shading. Pips
 that touch are split by the distance transform (one core per pip) and checked
 against their area (a merged blob covers about as many pip areas as it has
-cores). Every die face is point-symmetric, so the pips must lie symmetric about
-their mean, near the face centre: a lone unmatched pip means one was missed.
+cores; a pip's area is judged by its own inscribed disc or, for a spot that is not
+round, a pip at a slant, by its clean peers'). Every die face is point-symmetric, so
+the pips must lie symmetric about their mean, near the face centre: a lone unmatched
+pip means one was missed.
 Pips of clashing sizes, a count the two readings disagree on, a layout no face
 has, or a total outside 1-6 leave the face with ``pips: None`` and a ``problem``
 so a verifier checking the field schema rejects it: the question is withheld
@@ -735,8 +737,8 @@ def count_pips(
 
 CORE_LEVELS = (0.6, 0.5, 0.7, 0.8, 0.9, 0.4)
 """Distance-transform levels (shares of the blob's largest) tried to split touching pips."""
-Reading = tuple[int, int, float, list[tuple[float, float]]]
-"""(pips by cores, pips by area, radius, pip centres) of one spot."""
+Reading = tuple[int, int, float, list[tuple[float, float]], int]
+"""(pips by cores, pips by area, radius, pip centres, area in pixels) of one spot."""
 
 
 def _pip_blob(blob: np.ndarray, area: int) -> Reading:
@@ -757,10 +759,10 @@ def _pip_blob(blob: np.ndarray, area: int) -> Reading:
         )
         centres = [(float(cx), float(cy)) for cx, cy in centroids[1:n]]
         if n - 1 == by_area:
-            return n - 1, by_area, radius, centres
+            return n - 1, by_area, radius, centres, area
         if first < 0:
             first, first_centres = n - 1, centres
-    return first, by_area, radius, first_centres
+    return first, by_area, radius, first_centres, area
 
 
 def _total(
@@ -770,24 +772,30 @@ def _total(
 
     With the face ``centre`` known (crop pixels), the pips must also lie point-symmetric
     about it, as on every die face; a pip without its mirror image means one was missed.
+    A spot whose cores and own area disagree is still read when its area in pips, judged
+    by its peers (the median area of two or more clean single pips), agrees with its
+    cores: a pip seen at a slant or with a glare on it is not round, so its inscribed
+    radius understates it.
     """
     if not readings:
         return None, NO_PIPS
-    typical = max((r for cores, _, r, _ in readings if cores == 1), default=0.0) or max(
-        r for _, _, r, _ in readings
+    typical = max((r for cores, _, r, _, _ in readings if cores == 1), default=0.0) or max(
+        r for _, _, r, _, _ in readings
     )
+    singles = [a for cores, by_area, _, _, a in readings if cores == by_area == 1]
+    peer_area = float(np.median(singles)) if len(singles) >= 2 else 0.0
     if not 0.03 * side <= typical <= 0.2 * side:
         return None, f"spots of radius {typical:.1f} px are not pips on a {side:.0f} px face"
     total = 0
     centres: list[tuple[float, float]] = []
-    for cores, by_area, radius, where in readings:
+    for cores, by_area, radius, where, area in readings:
         if radius < 0.35 * typical:
             continue
         if radius < 0.6 * typical and by_area > cores:
             continue  # a thin sliver (rim, shading), not a small round pip
         if radius < 0.6 * typical:
             return None, f"spot of radius {radius:.1f} px among pips of {typical:.1f} px"
-        if cores != by_area:
+        if cores != by_area and not (peer_area and round(area / peer_area) == cores):
             return None, f"merged pips: {cores} cores but the area of {by_area}"
         total += cores
         centres.extend(where)

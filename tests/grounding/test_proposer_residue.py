@@ -90,6 +90,26 @@ def test_merged_six_is_split_by_the_distance_transform() -> None:
     assert face.fields["pips"] == 6
 
 
+def _five_with_centre(centre: tuple[int, int]) -> tuple[int | None, str]:
+    """count_pips on a white face 100 px wide: four round corner pips and an oval centre."""
+    img = np.full((200, 200, 3), TABLE_BGR, np.uint8)
+    cv2.rectangle(img, (50, 50), (150, 150), (235, 235, 235), -1)
+    for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]:
+        cv2.circle(img, (x, y), 7, (20, 20, 20), -1)
+    cv2.ellipse(img, (100, 100), centre, 30, 0, 360, (20, 20, 20), -1)
+    outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+    return opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+
+
+def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
+    # an oval as large as its round peers: its inscribed radius alone says two pips
+    assert _five_with_centre((10, 5)) == (5, "")
+    # an oval twice as large with one core is still two merged pips, refused
+    pips, problem = _five_with_centre((14, 7))
+    assert pips is None and problem.startswith("merged pips")
+
+
 def test_coins_of_several_metals_on_wood() -> None:
     rng = np.random.default_rng(3)
     img = fx.wood_grain(rng, fx.SIZE_WH)
