@@ -12,7 +12,9 @@ region) is a face.
 
 Pips are whatever differs in colour from the face inside its hull grown a little
 (a shaded corner falls outside the face colour), lighter *or* darker; spots
-reaching the grown rim are the table, thin slivers are the rim's shading. Pips
+reaching the grown rim are the table (unless a third of one lies on the face: the
+outline was cut short at a pip, and the face is refused), thin slivers are the rim's
+shading, and spots under a pip's size off the face are the table too. Pips
 that touch are split by the distance transform (one core per pip) and checked
 against their area (a merged blob covers about as many pip areas as it has
 cores; a pip's area is judged by its own inscribed disc or, for a spot that is not
@@ -698,7 +700,8 @@ def count_pips(
     The face is the contour's convex hull: a pip near the edge notches a face found by
     its colour. Pips are sought in the hull grown by ``PIP_GROW_SHARE`` of the side (a
     shaded corner may fall outside the face's colour), leaving out spots that reach the
-    grown rim: those are the table, not a pip.
+    grown rim: those are the table, not a pip, unless ``EDGE_PIP_SHARE`` of one lies on
+    the face (:data:`EDGE_PIP`: refused).
     """
     contour = cv2.convexHull(contour)
     g = max(1, round(side * PIP_GROW_SHARE))
@@ -725,6 +728,10 @@ def count_pips(
     n, labels, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
     outside = set(np.unique(labels[rim & (spots > 0)]).tolist())
     speck = 0.15 * np.pi * (float(params["pip_radius_share"]) * side) ** 2
+    for i in outside - {0}:
+        on_face = np.count_nonzero((labels == i) & (face > 0))
+        if on_face >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
+            return None, EDGE_PIP
     readings: list[Reading] = []
     for i in range(1, n):
         if stats[i, cv2.CC_STAT_AREA] < speck or i in outside:
@@ -732,8 +739,20 @@ def count_pips(
         readings.append(_pip_blob(labels == i, int(stats[i, cv2.CC_STAT_AREA])))
     m = cv2.moments(face, binaryImage=True)
     centre = (m["m10"] / max(m["m00"], 1.0), m["m01"] / max(m["m00"], 1.0))
-    return _total(readings, side, centre)
+    shifted = contour - np.array([x1, y1], np.int32)
+    off_face = {
+        k
+        for k, (_, _, _, where, _) in enumerate(readings)
+        if where and cv2.pointPolygonTest(shifted, where[0], False) < 0
+    }
+    return _total(readings, side, centre, off_face)
 
+
+EDGE_PIP = "a spot on the face runs on past its grown outline: the face cut short at a pip?"
+EDGE_PIP_SHARE = 0.3
+"""A spot reaching the grown outline with this share of it on the face is no table: the
+outline was cut short at a pip (a corner pip and the bevel split the face's colour), and
+dropping the pip would read a four as a two."""
 
 CORE_LEVELS = (0.6, 0.5, 0.7, 0.8, 0.9, 0.4)
 """Distance-transform levels (shares of the blob's largest) tried to split touching pips."""
@@ -766,7 +785,10 @@ def _pip_blob(blob: np.ndarray, area: int) -> Reading:
 
 
 def _total(
-    readings: list[Reading], side: float, centre: tuple[float, float] = (-1.0, -1.0)
+    readings: list[Reading],
+    side: float,
+    centre: tuple[float, float] = (-1.0, -1.0),
+    off_face: set[int] | None = None,
 ) -> tuple[int | None, str]:
     """Sum of pips; specks far smaller than the largest pip are ignored, mid-sized ones refuse.
 
@@ -775,7 +797,9 @@ def _total(
     A spot whose cores and own area disagree is still read when its area in pips, judged
     by its peers (the median area of two or more clean single pips), agrees with its
     cores: a pip seen at a slant or with a glare on it is not round, so its inscribed
-    radius understates it.
+    radius understates it. A spot smaller than a pip whose centre lies off the face's hull
+    (``off_face``: indices into ``readings``) is the table or the bevel in the grown
+    margin, and is passed over; a full-sized one there is a pip in a shaded corner.
     """
     if not readings:
         return None, NO_PIPS
@@ -788,8 +812,8 @@ def _total(
         return None, f"spots of radius {typical:.1f} px are not pips on a {side:.0f} px face"
     total = 0
     centres: list[tuple[float, float]] = []
-    for cores, by_area, radius, where, area in readings:
-        if radius < 0.35 * typical:
+    for k, (cores, by_area, radius, where, area) in enumerate(readings):
+        if radius < 0.35 * typical or (radius < 0.6 * typical and k in (off_face or ())):
             continue
         if radius < 0.6 * typical and by_area > cores:
             continue  # a thin sliver (rim, shading), not a small round pip

@@ -337,3 +337,24 @@ def test_a_lone_spot_with_no_square_face_around_it_is_not_a_die() -> None:
 def test_an_ivory_one_on_paper_is_flagged_by_its_lone_pip() -> None:
     # fourth-style seed 343: an ivory die showing one on pale paper, silently absent
     assert "a lone pip centred on a square face that no die face covers" in _flags_over(343, 1)
+
+
+@pytest.mark.parametrize(("seed", "die"), [(3202, 2), (3137, 0)])
+def test_a_face_outline_cut_short_at_a_corner_pip_is_refused(seed: int, die: int) -> None:
+    # tuning style 4: a black die with light pips on blue felt; the face's outline is cut
+    # short at a corner pip, which reaches the grown margin's rim and was dropped as table,
+    # so a three (seed 3202) and a four (3137) were read as symmetric twos
+    from groundeval.benchmarks.synthetic import tuningdice
+
+    scene = tuningdice.generate(seed)
+    x1, y1, x2, y2 = scene.truth["dice"][die]["xyxy_px"]
+    proposal = opencv_dice.DiceProposer().run(scene.image_bgr, GroundSpec(helper="boxes"))
+    (face,) = [
+        e for e in proposal.elements if x1 <= _centre(e)[0] <= x2 and y1 <= _centre(e)[1] <= y2
+    ]
+    assert face.fields["pips"] is None and face.fields["problem"] == opencv_dice.EDGE_PIP
+
+
+def _centre(e: object) -> tuple[float, float]:
+    a, b, c, d = e.xyxy_px or [0.0] * 4  # type: ignore[attr-defined]
+    return (a + c) / 2, (b + d) / 2

@@ -110,6 +110,26 @@ def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
     assert pips is None and problem.startswith("merged pips")
 
 
+def _four_with_speck(at: tuple[int, int]) -> tuple[int | None, str]:
+    """count_pips on a white face on a pale table: four pips and a speck a pip's half."""
+    img = np.full((200, 200, 3), (215, 215, 215), np.uint8)
+    cv2.rectangle(img, (50, 50), (150, 150), (235, 235, 235), -1)
+    for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]:
+        cv2.circle(img, (x, y), 9, (20, 20, 20), -1)
+    cv2.circle(img, at, 4, (20, 20, 20), -1)
+    outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+    return opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+
+
+def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
+    # in the margin pips are sought in, beyond the face's outline: the table, passed over
+    assert _four_with_speck((100, 158)) == (4, "")
+    # on the face, a spot half a pip wide may be a pip half hidden: the face is refused
+    pips, problem = _four_with_speck((100, 100))
+    assert pips is None and problem.startswith("spot of radius")
+
+
 def test_coins_of_several_metals_on_wood() -> None:
     rng = np.random.default_rng(3)
     img = fx.wood_grain(rng, fx.SIZE_WH)
