@@ -6,6 +6,8 @@ expected answers come from what was drawn, not from a run of the proposer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 import pytest
@@ -90,43 +92,44 @@ def test_merged_six_is_split_by_the_distance_transform() -> None:
     assert face.fields["pips"] == 6
 
 
-def _five_with_centre(centre: tuple[int, int]) -> tuple[int | None, str]:
-    """count_pips on a white face 100 px wide: four round corner pips and an oval centre."""
-    img = np.full((200, 200, 3), TABLE_BGR, np.uint8)
+def _white_face_pips(
+    table_bgr: tuple[int, int, int], pip_px: int, fifth: Callable[[np.ndarray], object]
+) -> tuple[int | None, str]:
+    """count_pips on a white face 100 px wide: four round corner pips and ``fifth`` drawn."""
+    img = np.full((200, 200, 3), table_bgr, np.uint8)
     cv2.rectangle(img, (50, 50), (150, 150), (235, 235, 235), -1)
     for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]:
-        cv2.circle(img, (x, y), 7, (20, 20, 20), -1)
-    cv2.ellipse(img, (100, 100), centre, 30, 0, 360, (20, 20, 20), -1)
+        cv2.circle(img, (x, y), pip_px, (20, 20, 20), -1)
+    fifth(img)
     outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
     return opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+
+
+def _oval_centre(axes: tuple[int, int]) -> tuple[int | None, str]:
+    return _white_face_pips(
+        TABLE_BGR, 7, lambda img: cv2.ellipse(img, (100, 100), axes, 30, 0, 360, (20,) * 3, -1)
+    )
 
 
 def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
     # an oval as large as its round peers: its inscribed radius alone says two pips
-    assert _five_with_centre((10, 5)) == (5, "")
+    assert _oval_centre((10, 5)) == (5, "")
     # an oval twice as large with one core is still two merged pips, refused
-    pips, problem = _five_with_centre((14, 7))
+    pips, problem = _oval_centre((14, 7))
     assert pips is None and problem.startswith("merged pips")
 
 
-def _four_with_speck(at: tuple[int, int]) -> tuple[int | None, str]:
-    """count_pips on a white face on a pale table: four pips and a speck a pip's half."""
-    img = np.full((200, 200, 3), (215, 215, 215), np.uint8)
-    cv2.rectangle(img, (50, 50), (150, 150), (235, 235, 235), -1)
-    for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]:
-        cv2.circle(img, (x, y), 9, (20, 20, 20), -1)
-    cv2.circle(img, at, 4, (20, 20, 20), -1)
-    outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
-    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
-    return opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+def _speck(at: tuple[int, int]) -> tuple[int | None, str]:
+    # on a pale table the margin around the face is not lit: the speck stands alone there
+    return _white_face_pips((215,) * 3, 9, lambda img: cv2.circle(img, at, 4, (20,) * 3, -1))
 
 
 def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
     # in the margin pips are sought in, beyond the face's outline: the table, passed over
-    assert _four_with_speck((100, 158)) == (4, "")
+    assert _speck((100, 158)) == (4, "")
     # on the face, a spot half a pip wide may be a pip half hidden: the face is refused
-    pips, problem = _four_with_speck((100, 100))
+    pips, problem = _speck((100, 100))
     assert pips is None and problem.startswith("spot of radius")
 
 
