@@ -21,12 +21,12 @@ cores; a pip's area is judged by its own inscribed disc or, for a spot that is n
 round, a pip at a slant, by its clean peers'). Every die face is point-symmetric, so
 the pips must lie symmetric about their mean, near the face centre: a lone unmatched
 pip means one was missed.
-Pips of clashing sizes, a count the two readings disagree on, a layout no face
-has, or a total outside 1-6 leave the face with ``pips: None`` and a ``problem``
-so a verifier checking the field schema rejects it: the question is withheld
-rather than answered by a guess. So is a large white blob that is not square
-(two dice merged). A blob with no pips is no face and is left out: the residue
-check judges its region.
+Pips of clashing sizes or colours (a glare is no pip), a count the two readings
+disagree on, a layout no face has, or a total outside 1-6 leave the face with
+``pips: None`` and a ``problem`` so a verifier checking the field schema rejects it:
+the question is withheld rather than answered by a guess. So is a large white blob
+that is not square (two dice merged). A blob with no pips is no face and is left out:
+the residue check judges its region.
 
 Self-check: pips are looked for again over the whole image, at the size the faces read imply
 (round spots on a flat ring of another colour): two or more alike spots clear of every face
@@ -63,10 +63,11 @@ buys no confidence (set them to loosen on purpose, and check the result).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import cv2
 import numpy as np
+from scipy.spatial.distance import pdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import xyxy_iou as iou
@@ -732,20 +733,19 @@ def count_pips(
         on_face = np.count_nonzero((labels == i) & (face > 0))
         if on_face >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
             return None, EDGE_PIP
+    shifted = contour - np.array([x1, y1], np.int32)
     readings: list[Reading] = []
     for i in range(1, n):
         if stats[i, cv2.CC_STAT_AREA] < speck or i in outside:
             continue
-        readings.append(_pip_blob(labels == i, int(stats[i, cv2.CC_STAT_AREA])))
+        blob = labels == i
+        reading = _pip_blob(blob, int(stats[i, cv2.CC_STAT_AREA]))
+        colour = crop[blob].mean(axis=0)
+        off = bool(reading.centres) and cv2.pointPolygonTest(shifted, reading.centres[0], False) < 0
+        readings.append(reading._replace(colour=colour, off_face=off))
     m = cv2.moments(face, binaryImage=True)
     centre = (m["m10"] / max(m["m00"], 1.0), m["m01"] / max(m["m00"], 1.0))
-    shifted = contour - np.array([x1, y1], np.int32)
-    off_face = {
-        k
-        for k, (_, _, _, where, _) in enumerate(readings)
-        if where and cv2.pointPolygonTest(shifted, where[0], False) < 0
-    }
-    return _total(readings, side, centre, off_face)
+    return _total(readings, side, centre)
 
 
 EDGE_PIP = "a spot on the face runs on past its grown outline: the face cut short at a pip?"
@@ -756,12 +756,28 @@ dropping the pip would read a four as a two."""
 
 CORE_LEVELS = (0.6, 0.5, 0.7, 0.8, 0.9, 0.4)
 """Distance-transform levels (shares of the blob's largest) tried to split touching pips."""
-Reading = tuple[int, int, float, list[tuple[float, float]], int]
-"""(pips by cores, pips by area, radius, pip centres, area in pixels) of one spot."""
+PIP_COLOURS_APART = 35.0
+"""Lab distance between two pips read on one face at which one is no pip: a die's pips are
+painted alike (on faces read in the fourth style, 99 % of faces under 25), a glare or a
+mark on the face is not."""
+
+
+class Reading(NamedTuple):
+    """One spot on a face: pips by distance-transform cores and by area, and where."""
+
+    cores: int
+    by_area: int
+    radius: float
+    centres: list[tuple[float, float]]
+    area: int
+    colour: np.ndarray | None = None
+    """Mean Lab colour of the spot (set by :func:`count_pips`)."""
+    off_face: bool = False
+    """Whether its centre lies off the face's hull, in the margin pips are sought in."""
 
 
 def _pip_blob(blob: np.ndarray, area: int) -> Reading:
-    """(pips by cores, pips by area, radius, centres) of one spot.
+    """Pips by cores and by area, radius and centres of one spot.
 
     Touching pips leave one distance-transform core each above some level; the first
     level whose core count matches the blob's area in pip areas wins. No level
@@ -778,17 +794,14 @@ def _pip_blob(blob: np.ndarray, area: int) -> Reading:
         )
         centres = [(float(cx), float(cy)) for cx, cy in centroids[1:n]]
         if n - 1 == by_area:
-            return n - 1, by_area, radius, centres, area
+            return Reading(n - 1, by_area, radius, centres, area)
         if first < 0:
             first, first_centres = n - 1, centres
-    return first, by_area, radius, first_centres, area
+    return Reading(first, by_area, radius, first_centres, area)
 
 
 def _total(
-    readings: list[Reading],
-    side: float,
-    centre: tuple[float, float] = (-1.0, -1.0),
-    off_face: set[int] | None = None,
+    readings: list[Reading], side: float, centre: tuple[float, float] = (-1.0, -1.0)
 ) -> tuple[int | None, str]:
     """Sum of pips; specks far smaller than the largest pip are ignored, mid-sized ones refuse.
 
@@ -798,31 +811,36 @@ def _total(
     by its peers (the median area of two or more clean single pips), agrees with its
     cores: a pip seen at a slant or with a glare on it is not round, so its inscribed
     radius understates it. A spot smaller than a pip whose centre lies off the face's hull
-    (``off_face``: indices into ``readings``) is the table or the bevel in the grown
-    margin, and is passed over; a full-sized one there is a pip in a shaded corner.
+    is the table or the bevel in the grown margin, and is passed over; a full-sized one
+    there is a pip in a shaded corner. Pips of clashing colours refuse the face.
     """
     if not readings:
         return None, NO_PIPS
-    typical = max((r for cores, _, r, _, _ in readings if cores == 1), default=0.0) or max(
-        r for _, _, r, _, _ in readings
+    typical = max((r.radius for r in readings if r.cores == 1), default=0.0) or max(
+        r.radius for r in readings
     )
-    singles = [a for cores, by_area, _, _, a in readings if cores == by_area == 1]
+    singles = [r.area for r in readings if r.cores == r.by_area == 1]
     peer_area = float(np.median(singles)) if len(singles) >= 2 else 0.0
     if not 0.03 * side <= typical <= 0.2 * side:
         return None, f"spots of radius {typical:.1f} px are not pips on a {side:.0f} px face"
     total = 0
     centres: list[tuple[float, float]] = []
-    for k, (cores, by_area, radius, where, area) in enumerate(readings):
-        if radius < 0.35 * typical or (radius < 0.6 * typical and k in (off_face or ())):
+    counted: list[Reading] = []
+    for r in readings:
+        if r.radius < 0.35 * typical or (r.radius < 0.6 * typical and r.off_face):
             continue
-        if radius < 0.6 * typical and by_area > cores:
+        if r.radius < 0.6 * typical and r.by_area > r.cores:
             continue  # a thin sliver (rim, shading), not a small round pip
-        if radius < 0.6 * typical:
-            return None, f"spot of radius {radius:.1f} px among pips of {typical:.1f} px"
-        if cores != by_area and not (peer_area and round(area / peer_area) == cores):
-            return None, f"merged pips: {cores} cores but the area of {by_area}"
-        total += cores
-        centres.extend(where)
+        if r.radius < 0.6 * typical:
+            return None, f"spot of radius {r.radius:.1f} px among pips of {typical:.1f} px"
+        if r.cores != r.by_area and not (peer_area and round(r.area / peer_area) == r.cores):
+            return None, f"merged pips: {r.cores} cores but the area of {r.by_area}"
+        total += r.cores
+        centres.extend(r.centres)
+        counted.append(r)
+    colours = np.array([r.colour for r in counted if r.colour is not None]).reshape(-1, 3)
+    if len(colours) >= 2 and float(pdist(colours).max()) > PIP_COLOURS_APART:
+        return None, "pips of clashing colours (a glare or a mark read as a pip?)"
     if not 1 <= total <= 6:
         return None, f"{total} pips is not a die face"
     if centre[0] >= 0 and not symmetric(centres, centre, SYMMETRY_TOLERANCE * side):

@@ -209,6 +209,11 @@ def same_colour_faces(
     return extra
 
 
+FACE_SPREAD = 1.6
+"""A face colour whose region's box is this many times the detector's box spreads past the
+die (a face the colour of its table, a see-through face): the box is then the face."""
+
+
 def find_face(
     lab: np.ndarray, xyxy_px: list[float], params: dict[str, Any]
 ) -> tuple[np.ndarray | None, str]:
@@ -251,7 +256,7 @@ def find_face(
     if cv2.contourArea(hull) < float(params["min_face_fill"]) * rw * rh:
         return None, "the region under the box is not one square face"
     fx1, fy1, fx2, fy2 = _rect(hull)
-    if (fx2 - fx1) * (fy2 - fy1) > 2.5 * box_area:
+    if (fx2 - fx1) * (fy2 - fy1) > FACE_SPREAD * box_area:
         # face and table alike: the colour cannot bound the face, the detector's box does
         # (the pip reading's own checks still refuse a box whose pips are not a die's)
         corners = [(bx1, by1), (bx2, by1), (bx2, by2), (bx1, by2)]

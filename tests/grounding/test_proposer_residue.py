@@ -133,6 +133,19 @@ def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
     assert pips is None and problem.startswith("spot of radius")
 
 
+def test_a_glare_beside_a_pip_is_no_second_pip() -> None:
+    # a green face with one yellow pip and a pale glare across from it: laid out as a two,
+    # but a die's pips are painted alike
+    img = np.full((200, 200, 3), TABLE_BGR, np.uint8)
+    cv2.rectangle(img, (50, 50), (150, 150), (60, 160, 40), -1)
+    cv2.circle(img, (82, 82), 8, (40, 210, 230), -1)
+    cv2.circle(img, (118, 118), 8, (200, 235, 200), -1)
+    outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+    pips, problem = opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+    assert pips is None and "clashing colours" in problem
+
+
 def test_coins_of_several_metals_on_wood() -> None:
     rng = np.random.default_rng(3)
     img = fx.wood_grain(rng, fx.SIZE_WH)

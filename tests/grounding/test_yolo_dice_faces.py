@@ -45,3 +45,17 @@ def test_pips_off_a_die_layout_in_a_box_on_the_table_are_refused() -> None:
     # two specks on one side of the box: no face of a die shows that
     fields = _read(_felt_die([(0.2, 0.2), (0.2, 0.5)]), [120, 80, 181, 141])
     assert fields["pips"] is None and "not laid out" in fields["problem"]
+
+
+def test_a_face_colour_spreading_to_twice_the_box_is_bounded_by_the_box() -> None:
+    # a felt-coloured die inside a felt patch 1.4x its side, framed by a darker cloth: the
+    # colour's region is twice the box, and the box, not the patch, is the face
+    img = np.full((240, 320, 3), (90, 60, 40), np.uint8)
+    cv2.rectangle(img, (108, 68), (193, 153), FELT, -1)
+    img[80:141, 120:181] = _felt_die([(0.5, 0.5)])[80:141, 120:181]
+    proposer = yolo_dice.YoloDiceProposer()
+    params = proposer.resolve(GroundSpec(helper="boxes", proposer=proposer.name))
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+    face, problem = yolo_dice.find_face(lab, [120, 80, 181, 141], params)
+    assert face is not None and not problem
+    assert cv2.boundingRect(face) == (120, 80, 62, 62)
