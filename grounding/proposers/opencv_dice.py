@@ -729,9 +729,9 @@ def count_pips(
     n, labels, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
     outside = set(np.unique(labels[rim & (spots > 0)]).tolist())
     speck = 0.15 * np.pi * (float(params["pip_radius_share"]) * side) ** 2
-    for i in outside - {0}:
-        on_face = np.count_nonzero((labels == i) & (face > 0))
-        if on_face >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
+    on_face = np.bincount(labels[face > 0], minlength=n)
+    for i in outside:
+        if on_face[i] >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
             return None, EDGE_PIP
     shifted = contour - np.array([x1, y1], np.int32)
     readings: list[Reading] = []
@@ -825,7 +825,7 @@ def _total(
         return None, f"spots of radius {typical:.1f} px are not pips on a {side:.0f} px face"
     total = 0
     centres: list[tuple[float, float]] = []
-    counted: list[Reading] = []
+    colours: list[np.ndarray] = []
     for r in readings:
         if r.radius < 0.35 * typical or (r.radius < 0.6 * typical and r.off_face):
             continue
@@ -837,9 +837,9 @@ def _total(
             return None, f"merged pips: {r.cores} cores but the area of {r.by_area}"
         total += r.cores
         centres.extend(r.centres)
-        counted.append(r)
-    colours = np.array([r.colour for r in counted if r.colour is not None]).reshape(-1, 3)
-    if len(colours) >= 2 and float(pdist(colours).max()) > PIP_COLOURS_APART:
+        if r.colour is not None:
+            colours.append(r.colour)
+    if len(colours) >= 2 and float(pdist(np.array(colours)).max()) > PIP_COLOURS_APART:
         return None, "pips of clashing colours (a glare or a mark read as a pip?)"
     if not 1 <= total <= 6:
         return None, f"{total} pips is not a die face"

@@ -249,17 +249,21 @@ def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> 
     """
     problems: list[str] = []
     s = cmap.scale
+    h, w = cmap.mask.shape
     for i, e in enumerate(elements, start=1):
         score = float(e.fields["confidence"])
         if score >= sure_conf:
             continue
         x1, y1, x2, y2 = element_xyxy(e)
-        disc = np.zeros_like(cmap.mask)
-        centre = (round((x1 + x2) / 2 * s), round((y1 + y2) / 2 * s))
+        cx, cy = round((x1 + x2) / 2 * s), round((y1 + y2) / 2 * s)
         radius = max(1, round(BARE_DISC * min(x2 - x1, y2 - y1) * s))
-        cv2.circle(disc, centre, radius, 255, -1)
-        inside = cv2.countNonZero(disc)
-        lit = cv2.countNonZero(cv2.bitwise_and(disc, cmap.mask))
+        # the disc is drawn in its own square of the map, not on a map-sized canvas
+        left, top = max(cx - radius, 0), max(cy - radius, 0)
+        near = cmap.mask[top : min(cy + radius + 1, h), left : min(cx + radius + 1, w)]
+        disc = np.zeros_like(near)
+        if disc.size:
+            cv2.circle(disc, (cx - left, cy - top), radius, 255, -1)
+        inside, lit = int(np.count_nonzero(disc)), int(np.count_nonzero(disc & near))
         if lit < BARE_LIT * max(inside, 1):
             problems.append(
                 f"coin #{i} (scored {score:.2f}) shows nothing against the table: "

@@ -7,10 +7,9 @@ box's centre, and the face is the connected region of that colour (pips
 filled in) that best covers the box, so white, red, blue or black faces are
 read alike; where the face is the table's colour, the box is the face. The pips
 on that face are counted by ``opencv.dice``'s counter (lighter or darker than
-the face). A box whose face cannot be read keeps its
-detector bounds and gets ``pips: None`` with the ``problem``, so a verifier
-checking the field schema rejects it and the question is withheld rather than
-answered wrongly.
+the face). A box whose face cannot be read keeps its detector bounds and gets
+``pips: None`` with the ``problem``, so a verifier checking the field schema
+rejects it and the question is withheld rather than answered wrongly.
 
 Self-check: the residue check shared by the CV proposers (compact regions
 contrasting with their surroundings, of a die's size, that no box covers), the same

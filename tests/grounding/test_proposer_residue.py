@@ -92,24 +92,36 @@ def test_merged_six_is_split_by_the_distance_transform() -> None:
     assert face.fields["pips"] == 6
 
 
-def _white_face_pips(
-    table_bgr: tuple[int, int, int], pip_px: int, fifth: Callable[[np.ndarray], object]
+def _face_pips(
+    table_bgr: tuple[int, int, int], face_bgr: tuple[int, int, int], *spots: Callable[..., object]
 ) -> tuple[int | None, str]:
-    """count_pips on a white face 100 px wide: four round corner pips and ``fifth`` drawn."""
+    """count_pips on a face 100 px wide (its outline given), with ``spots`` drawn on the image."""
     img = np.full((200, 200, 3), table_bgr, np.uint8)
-    cv2.rectangle(img, (50, 50), (150, 150), (235, 235, 235), -1)
-    for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]:
-        cv2.circle(img, (x, y), pip_px, (20, 20, 20), -1)
-    fifth(img)
+    cv2.rectangle(img, (50, 50), (150, 150), face_bgr, -1)
+    for draw in spots:
+        draw(img)
     outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
     return opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
 
 
+def _dot(x: int, y: int, r: int, bgr: tuple[int, int, int] = (20, 20, 20)) -> Callable[..., object]:
+    return lambda img: cv2.circle(img, (x, y), r, bgr, -1)
+
+
+def _corners(r: int) -> list[Callable[..., object]]:
+    """The four corner pips of a four, five or six."""
+    return [_dot(x, y, r) for x, y in [(75, 75), (125, 125), (125, 75), (75, 125)]]
+
+
+WHITE = (235, 235, 235)
+
+
 def _oval_centre(axes: tuple[int, int]) -> tuple[int | None, str]:
-    return _white_face_pips(
-        TABLE_BGR, 7, lambda img: cv2.ellipse(img, (100, 100), axes, 30, 0, 360, (20,) * 3, -1)
-    )
+    def oval(img: np.ndarray) -> object:
+        return cv2.ellipse(img, (100, 100), axes, 30, 0, 360, (20, 20, 20), -1)
+
+    return _face_pips(TABLE_BGR, WHITE, *_corners(7), oval)
 
 
 def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
@@ -122,7 +134,7 @@ def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
 
 def _speck(at: tuple[int, int]) -> tuple[int | None, str]:
     # on a pale table the margin around the face is not lit: the speck stands alone there
-    return _white_face_pips((215,) * 3, 9, lambda img: cv2.circle(img, at, 4, (20,) * 3, -1))
+    return _face_pips((215,) * 3, WHITE, *_corners(9), _dot(*at, 4))
 
 
 def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
@@ -136,13 +148,8 @@ def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
 def test_a_glare_beside_a_pip_is_no_second_pip() -> None:
     # a green face with one yellow pip and a pale glare across from it: laid out as a two,
     # but a die's pips are painted alike
-    img = np.full((200, 200, 3), TABLE_BGR, np.uint8)
-    cv2.rectangle(img, (50, 50), (150, 150), (60, 160, 40), -1)
-    cv2.circle(img, (82, 82), 8, (40, 210, 230), -1)
-    cv2.circle(img, (118, 118), 8, (200, 235, 200), -1)
-    outline = np.array([[50, 50], [150, 50], [150, 150], [50, 150]], np.int32).reshape(-1, 1, 2)
-    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
-    pips, problem = opencv_dice.count_pips(lab, outline, 100.0, opencv_dice.DiceProposer.defaults)
+    yellow, glare = _dot(82, 82, 8, (40, 210, 230)), _dot(118, 118, 8, (200, 235, 200))
+    pips, problem = _face_pips(TABLE_BGR, (60, 160, 40), yellow, glare)
     assert pips is None and "clashing colours" in problem
 
 
