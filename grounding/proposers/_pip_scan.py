@@ -8,6 +8,7 @@ changes a count, it only makes the verify loop withhold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import cv2
@@ -145,22 +146,52 @@ def pip_evidence(
 
 
 def loose_dice(
-    image_bgr: np.ndarray, loose: list[Spot], side: float, reach: float = SPOT_REACH
+    image_bgr: np.ndarray,
+    loose: list[Spot],
+    side: float,
+    reach: float = SPOT_REACH,
+    *,
+    as_laid_out: bool = False,
 ) -> list[Element]:
     """Boxes around two or more alike spots, ``reach`` sides apart at most, that no face holds.
 
     Two spots alone must have the face between them (:func:`_face_between`), not a stick.
+    ``as_laid_out`` asks more: laid out as on a face (:func:`_laid_out`; a detector's
+    self-check, where grain and gravel in pairs would cost more rights than dice missed).
     """
     found: list[Element] = []
     for group in _spot_groups(loose, reach * side):
         alike = _alike(group)
         if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, alike, group)):
             continue
+        if as_laid_out and not _laid_out(alike, side):
+            continue
         pad = 0.25 * side
         xs, ys = [q.x for q in alike], [q.y for q in alike]
         xyxy = (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
         found.append(box(xyxy, reason=f"{len(alike)} pip-like spots that no die face covers"))
     return found
+
+
+PAIR_APART = (0.5, 0.9)
+"""Span of a two's pips' distance, as shares of the faces' side (corner to corner, 0.7 of
+a side; dice in one scene vary in size): closer specks in a grain's line are no two."""
+
+
+def _laid_out(spots: list[Spot], side: float) -> bool:
+    """Whether the spots lie as a face's pips do, as a two's or as three to six's.
+
+    A two's pips lie a diagonal apart (``PAIR_APART``); three to six lie point-symmetric
+    about their mean (any two do, a pair of specks in a grain's line too).
+    """
+    if len(spots) == 2:
+        apart = float(np.hypot(spots[0].x - spots[1].x, spots[0].y - spots[1].y))
+        return PAIR_APART[0] * side <= apart <= PAIR_APART[1] * side
+    if not 3 <= len(spots) <= 6:
+        return False
+    points = [(q.x, q.y) for q in spots]
+    mean = (float(np.mean([x for x, _ in points])), float(np.mean([y for _, y in points])))
+    return symmetric(points, mean, SYMMETRY_TOLERANCE * side)
 
 
 LONE_SIDES = (0.55, 1.4)
@@ -181,9 +212,11 @@ def lone_pip_faces(image_bgr: np.ndarray, loose: list[Spot], side: float) -> lis
     the contrast map sees. With the pip painted over in its face's colour, the object
     around it is cut at full size (:func:`full_size_region`); a square (``LONE_FILL``,
     ``LONE_ASPECT``) of a die's side (``LONE_SIDES``) with the pip near its centre
-    (``LONE_CENTRE``) is a die no face covers.
+    (``LONE_CENTRE``) is a die no face covers. Where the cut follows the die's shadow
+    instead (a white die on white paper), the face is grown from the pip by its own smooth
+    shading (:func:`_flooded_face`) and judged the same way.
     """
-    faces = (_face_around(image_bgr, q, side) for q in loose)
+    faces = (_face_around(image_bgr, q, side) or _flooded_face(image_bgr, q, side) for q in loose)
     reason = "a lone pip centred on a square face that no die face covers"
     return [box(xyxy, reason=reason) for xyxy in faces if xyxy is not None]
 
@@ -203,20 +236,77 @@ def _face_around(
     contour = full_size_region(crop, xyxy, around=(q.x - a, q.y - b))
     if contour is None:
         return None
-    (rx, ry), (rw, rh), _ = cv2.minAreaRect(contour)
-    face = float(np.sqrt(rw * rh))
-    fill = float(cv2.contourArea(cv2.convexHull(contour))) / max(rw * rh, 1.0)
-    if not LONE_SIDES[0] * side <= face <= LONE_SIDES[1] * side:
-        return None
-    if fill < LONE_FILL or max(rw, rh) > LONE_ASPECT * max(min(rw, rh), 1.0):
-        return None
-    if np.hypot(rx + a - q.x, ry + b - q.y) > LONE_CENTRE * face:
+    hull_area = float(cv2.contourArea(cv2.convexHull(contour)))
+    if not _a_face_around(cv2.minAreaRect(contour), hull_area, (q.x - a, q.y - b), side):
         return None
     x, y, bw, bh = cv2.boundingRect(contour)
     lo_x, lo_y, hi_x, hi_y = look_box(crop.shape, xyxy)
     if x <= lo_x or y <= lo_y or x + bw >= hi_x or y + bh >= hi_y:
         return None  # it runs on past the look (the table, or the image's edge)
     return (x + a, y + b, x + a + bw, y + b + bh)
+
+
+def _a_face_around(
+    rect: tuple[Sequence[float], Sequence[float], float],
+    area: float,
+    pip: tuple[float, float],
+    side: float,
+) -> bool:
+    """Whether a region (minimum-area ``rect``, ``area``) is a face centred on a lone pip.
+
+    A die's side (``LONE_SIDES``), square (``LONE_FILL``, ``LONE_ASPECT``), the ``pip``
+    near its centre (``LONE_CENTRE``).
+    """
+    (rx, ry), (rw, rh), _ = rect
+    face = float(np.sqrt(rw * rh))
+    if not LONE_SIDES[0] * side <= face <= LONE_SIDES[1] * side:
+        return False
+    if area < LONE_FILL * rw * rh or max(rw, rh) > LONE_ASPECT * max(min(rw, rh), 1.0):
+        return False
+    return bool(np.hypot(rx - pip[0], ry - pip[1]) <= LONE_CENTRE * face)
+
+
+FLOOD_STEP = 2
+"""Most change (per channel, 0-255) between neighbouring pixels of one face: a face shades
+smoothly, its bevel and shadow step; the table beside a die of its colour is reached only
+through them, and a decoy's table runs on past the look."""
+
+
+def _flooded_face(
+    image_bgr: np.ndarray, q: Spot, side: float
+) -> tuple[float, float, float, float] | None:
+    """Box of the face grown from a lone pip by smooth shading (:func:`lone_pip_faces`).
+
+    The pip is painted over in its ring's colour and the face flooded from it over
+    neighbours at most ``FLOOD_STEP`` apart (after a 3x3 blur of the noise); a square of a
+    die's side centred on the pip that stops short of the look's edge is a face.
+    """
+    h, w = image_bgr.shape[:2]
+    a, b = max(0, int(q.x - 1.5 * side)), max(0, int(q.y - 1.5 * side))
+    crop = cv2.GaussianBlur(
+        image_bgr[b : min(h, int(q.y + 1.5 * side) + 1), a : min(w, int(q.x + 1.5 * side) + 1)],
+        (3, 3),
+        0,
+    )
+    ring = cv2.cvtColor(q.ring.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)[0, 0]
+    centre = (round(q.x) - a, round(q.y) - b)
+    cv2.circle(crop, centre, int(np.ceil(1.6 * q.radius)), [int(v) for v in ring], -1)
+    mask = np.zeros((crop.shape[0] + 2, crop.shape[1] + 2), np.uint8)
+    step = (FLOOD_STEP,) * 3
+    cv2.floodFill(crop, mask, centre, 0, step, step, 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
+    ys, xs = np.nonzero(mask[1:-1, 1:-1])
+    ch, cw = crop.shape[:2]
+    if xs.min() == 0 or ys.min() == 0 or xs.max() == cw - 1 or ys.max() == ch - 1:
+        return None  # it runs on past the look (the table, or the image's edge)
+    rect = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+    if not _a_face_around(rect, float(len(xs)), centre, side):
+        return None
+    return (
+        float(xs.min() + a),
+        float(ys.min() + b),
+        float(xs.max() + a + 1),
+        float(ys.max() + b + 1),
+    )
 
 
 NONE_FOUND_STEP = 3.0
@@ -245,14 +335,14 @@ def pips_anywhere(
 
 
 def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
-    """Round spots of a pip's size that stand out from a flat surround (light or dark).
+    """Round spots of a pip's size that stand out from an even surround (light or dark).
 
     ``lab`` is the image in Lab (8 bits; callers scanning several sizes convert once).
     Pixels far (``SPOT_CONTRAST``) from the mean of a window six pips wide, in blobs of
-    about a pip's area (``SPOT_AREA``) and round; kept when the ring around them is mostly one
-    colour (``SPOT_RING_SHARE``) that the spot differs from. Large pips are sought on a copy
-    shrunk by the whole step that leaves their radius at least ``SPOT_WORK_RADIUS`` px (whole
-    steps cost OpenCV a fraction of other sizes).
+    about a pip's area (``SPOT_AREA``) and round; kept when the ring around them is mostly
+    one colour, or one shading evenly across (``SPOT_RING_SHARE``), that the spot differs
+    from. Large pips are sought on a copy shrunk by the whole step that leaves their radius
+    at least ``SPOT_WORK_RADIUS`` px (whole steps cost OpenCV a fraction of other sizes).
     """
     r = SPOT_RADIUS_SHARE * side
     step = max(1, int(r // SPOT_WORK_RADIUS))
@@ -305,19 +395,31 @@ def _ringed(
         return None  # at the image's edge: a pip would be cut, a blob there may be anything
     yy, xx = np.mgrid[y1:y2, x1:x2]
     d = np.hypot(xx - cx, yy - cy)
-    ring = lab[y1:y2, x1:x2][(d >= 1.6 * radius) & (d <= 2.6 * radius)].astype(np.float32)
+    on_ring = (d >= 1.6 * radius) & (d <= 2.6 * radius)
+    ring = lab[y1:y2, x1:x2][on_ring].astype(np.float32)
     if len(ring) < 8:
         return None
     face = np.median(ring, axis=0)
     colour = lab[at[1] : at[1] + blob.shape[0], at[0] : at[0] + blob.shape[1]][blob].mean(axis=0)
     colour = colour.astype(np.float32)
-    flat = float((np.linalg.norm(ring - face, axis=1) < SPOT_RING_TOLERANCE).mean())
     like = float((np.linalg.norm(ring - colour, axis=1) < SPOT_ALIKE).mean())
     if like > SPOT_RING_LIKE:
         return None  # a piece of a larger blob (an ellipse or a stick the window split)
-    if flat < SPOT_RING_SHARE or float(np.linalg.norm(colour - face)) < 0.8 * SPOT_CONTRAST:
+    if float(np.linalg.norm(colour - face)) < 0.8 * SPOT_CONTRAST:
         return None
+    if _flat_share(ring, face) < SPOT_RING_SHARE:
+        # flat up to a plane will do: a lit face shades evenly across a pip's ring (the
+        # least-squares plane is pulled off by a neighbour pip in the ring, the median is not)
+        across = np.column_stack([xx[on_ring] - cx, yy[on_ring] - cy, np.ones(len(ring))])
+        shading = across @ np.linalg.lstsq(across, ring, rcond=None)[0]
+        if _flat_share(ring, shading) < SPOT_RING_SHARE:
+            return None
     return Spot(cx, cy, radius, colour, face)
+
+
+def _flat_share(ring: np.ndarray, level: np.ndarray) -> float:
+    """Share of the ring's pixels within ``SPOT_RING_TOLERANCE`` of ``level`` (one or each)."""
+    return float((np.linalg.norm(ring - level, axis=1) < SPOT_RING_TOLERANCE).mean())
 
 
 def _face_between(image_bgr: np.ndarray, pair: list[Spot], spots: list[Spot]) -> bool:

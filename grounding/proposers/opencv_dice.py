@@ -12,13 +12,15 @@ region) is a face.
 
 Pips are whatever differs in colour from the face inside its hull grown a little
 (a shaded corner falls outside the face colour), lighter *or* darker; spots
-reaching the grown rim are the table (unless a third of one lies on the face: the
-outline was cut short at a pip, and the face is refused), thin slivers are the rim's
+reaching the grown rim are the table (unless a third of one lies on the face, or it
+bulges a speck's area into it, as a pip joined to a pale table does: the outline was
+cut short at a pip, and the face is refused), thin slivers are the rim's
 shading, and spots under a pip's size off the face are the table too. Pips
 that touch are split by the distance transform (one core per pip) and checked
 against their area (a merged blob covers about as many pip areas as it has
 cores; a pip's area is judged by its own inscribed disc or, for a spot that is not
-round, a pip at a slant, by its clean peers'). Every die face is point-symmetric, so
+round, a pip at a slant, by its clean peers', which also refuse a spot split in cores
+of one pip's area). Every die face is point-symmetric, so
 the pips must lie symmetric about their mean, near the face centre: a lone unmatched
 pip means one was missed.
 Pips of clashing sizes or colours (a glare is no pip), a count the two readings
@@ -29,29 +31,29 @@ that is not square (two dice merged). A blob with no pips is no face and is left
 the residue check judges its region.
 
 Self-check: pips are looked for again over the whole image, at the size the faces read imply
-(round spots on a flat ring of another colour): two or more alike spots clear of every face
-are a die missed (``unexplained``, even where the table hides the die's outline), and more
-alike spots around a face, laid out as on a die, than were read mean its outline was cut
-short (a ``problem``). Compact contrasting regions of a die's size that no face covers are
-``unexplained`` too (a die the proposer could not read is never silently absent). Dice have
-rounded corners, so on the residue's small copy a die is as round as a coin: a region that
-is square there and not small is flagged at once, any other compact one only if it is square
-in full resolution (``square_at_full_size``, which lowers its cut when Otsu splits the pips
-from a face close to the table's colour), so a token or coin on the table is not taken for a
-missed die, or if a pip-like spot clear of the faces lies on it (``pip_on``: a white die on
-paper shows its sides and shadow, not a square). What is left of a region once the faces'
-boxes are cleared may be twice as long as wide (the clearing cuts into a die beside a face).
-A lone spot with a die's worth of uncovered contrast within a side of it
-(``spots_with_a_body``) is a die missed too. Dice close together or with their shadows are
-one region, too long or hollow for that look: what is left of the map once the faces' boxes
-are cleared and everything thinner than 0.6 of a face is opened away, if half a face large,
-is a die missed too (``uncovered_mass``). A lone spot centred on a square face of a die's
-size, cut at full resolution with the spot painted over, is a die missed (a one on pale
-paper). With no face read, "no dice" is the claim (``none_found_residue``): every region of
-a die's size is unexplained, square or not, compact or as long and notched as a die beside
-its shadow, on the usual map and (compact) on one whose window spans three of the largest
-dice counted; and pips are sought in pairs for dice of every side (a die the colour of its
-table).
+(round spots on a ring of another colour, flat or evenly shaded): two or more alike spots
+clear of every face are a die missed (``unexplained``, even where the table hides the die's
+outline), and more alike spots around a face, laid out as on a die, than were read mean its
+outline was cut short (a ``problem``). Compact contrasting regions of a die's size that no
+face covers are ``unexplained`` too (a die the proposer could not read is never silently
+absent). Dice have rounded corners, so on the residue's small copy a die is as round as a
+coin: a region that is square there and not small is flagged at once, any other compact one
+only if it is square in full resolution (``square_at_full_size``, which lowers its cut when
+Otsu splits the pips from a face close to the table's colour), so a token or coin on the
+table is not taken for a missed die, or if a pip-like spot clear of the faces lies on it
+(``pip_on``: a white die on paper shows its sides and shadow, not a square). What is left of
+a region once the faces' boxes are cleared may be twice as long as wide (the clearing cuts
+into a die beside a face). A lone spot with a die's worth of uncovered contrast within a
+side of it (``spots_with_a_body``) is a die missed too. Dice close together or with their
+shadows are one region, too long or hollow for that look: what is left of the map once the
+faces' boxes are cleared and everything thinner than 0.6 of a face is opened away, if half a
+face large, is a die missed too (``uncovered_mass``). A lone spot centred on a square face
+of a die's size, cut at full resolution with the spot painted over or grown from it by the
+face's smooth shading, is a die missed (a one on pale paper). With no face read, "no dice"
+is the claim (``none_found_residue``): every region of a die's size is unexplained, square
+or not, compact or as long and notched as a die beside its shadow, on the usual map and
+(compact) on one whose window spans three of the largest dice counted; and pips are sought
+in pairs for dice of every side (a die the colour of its table).
 
 Feedback: on a retry the whiteness threshold is lowered by ``retry_threshold_drop``, the
 allowed aspect becomes ``retry_max_aspect`` and the pip contrast cut
@@ -320,17 +322,7 @@ class DiceProposer(CVProposer):
                 cmap, elements, replace(sizes, min_area_px=sizes.min_area_px * STRICT_SIZE_FACTOR),
                 "die face", min_rect_fill=RESIDUE_RECT_FILL, max_aspect=RESIDUE_MAX_ASPECT,
             )  # fmt: skip
-            sure = {tuple(u.xyxy_px or ()) for u in strict}
-            kept: list[Element] = []
-            for u in unexplained:
-                if tuple(u.xyxy_px or ()) in sure:
-                    kept.append(u)
-                elif pip_on(bounds(u), loose):
-                    why = f"{u.reason}, a pip-like spot on it"
-                    kept.append(u.model_copy(update={"reason": why}))
-                elif square_at_full_size(image_bgr, bounds(u)):
-                    kept.append(u)
-            unexplained = kept
+            unexplained = dice_like(image_bgr, unexplained, strict, loose)
         else:
             least_side = float(params["min_side_px"])
             doubts = none_found_residue(image_bgr, lab, work, cmap, sizes, hint_max, least_side)
@@ -346,6 +338,27 @@ class DiceProposer(CVProposer):
             )
             problems.extend(short)
         return Review(unexplained, problems)
+
+
+def dice_like(
+    image_bgr: np.ndarray, regions: list[Element], strict: list[Element], loose: list[Spot]
+) -> list[Element]:
+    """The uncovered regions that may be a die missed, not a disc or a blot on the table.
+
+    Square on the work copy (the same box in ``strict``, a stricter look), holding a
+    pip-like spot clear of the faces (``loose``: a white die on paper shows its sides and
+    shadow, not a square), or square in full resolution (:func:`square_at_full_size`).
+    """
+    sure = {tuple(u.xyxy_px or ()) for u in strict}
+    kept: list[Element] = []
+    for u in regions:
+        if tuple(u.xyxy_px or ()) in sure:
+            kept.append(u)
+        elif pip_on(bounds(u), loose):
+            kept.append(u.model_copy(update={"reason": f"{u.reason}, a pip-like spot on it"}))
+        elif square_at_full_size(image_bgr, bounds(u)):
+            kept.append(u)
+    return kept
 
 
 def spots_with_a_body(
@@ -733,6 +746,8 @@ def count_pips(
     for i in outside:
         if on_face[i] >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
             return None, EDGE_PIP
+        if on_face[i] >= speck and _bulges_in(labels == i, face, speck):
+            return None, EDGE_PIP
     shifted = contour - np.array([x1, y1], np.int32)
     readings: list[Reading] = []
     for i in range(1, n):
@@ -746,6 +761,18 @@ def count_pips(
     m = cv2.moments(face, binaryImage=True)
     centre = (m["m10"] / max(m["m00"], 1.0), m["m01"] / max(m["m00"], 1.0))
     return _total(readings, side, centre)
+
+
+def _bulges_in(spot: np.ndarray, face: np.ndarray, speck: float) -> bool:
+    """Whether a spot reaching the grown rim bulges a speck's area into the face.
+
+    The table's ring around a face touches the face only along its outline (a line a pixel
+    or two wide, opened away); a pip at the face's edge, joined to a pale table, reaches in
+    as a disc does (it notched the face's colour, whose hull bridges the notch).
+    """
+    inside = (spot & (face > 0)).astype(np.uint8)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    return int(np.count_nonzero(cv2.morphologyEx(inside, cv2.MORPH_OPEN, disc))) >= speck
 
 
 EDGE_PIP = "a spot on the face runs on past its grown outline: the face cut short at a pip?"
@@ -810,9 +837,11 @@ def _total(
     A spot whose cores and own area disagree is still read when its area in pips, judged
     by its peers (the median area of two or more clean single pips), agrees with its
     cores: a pip seen at a slant or with a glare on it is not round, so its inscribed
-    radius understates it. A spot smaller than a pip whose centre lies off the face's hull
-    is the table or the bevel in the grown margin, and is passed over; a full-sized one
-    there is a pip in a shaded corner. Pips of clashing colours refuse the face.
+    radius understates it. By the same peers, a spot split in cores must have their
+    areas (a ringed pip, thin in places, splits in two of about one pip's area). A spot
+    smaller than a pip whose centre lies off the face's hull is the table or the bevel in
+    the grown margin, and is passed over; a full-sized one there is a pip in a shaded
+    corner. Pips of clashing colours refuse the face.
     """
     if not readings:
         return None, NO_PIPS
@@ -835,6 +864,9 @@ def _total(
             return None, f"spot of radius {r.radius:.1f} px among pips of {typical:.1f} px"
         if r.cores != r.by_area and not (peer_area and round(r.area / peer_area) == r.cores):
             return None, f"merged pips: {r.cores} cores but the area of {r.by_area}"
+        if r.cores > 1 and peer_area and round(r.area / peer_area) != r.cores:
+            # a thin or ringed spot: its small inscribed radius makes one pip's area two
+            return None, f"a spot split in {r.cores} cores has the area of one pip's peers"
         total += r.cores
         centres.extend(r.centres)
         if r.colour is not None:

@@ -12,10 +12,15 @@ the face). A box whose face cannot be read keeps its detector bounds and gets
 rejects it and the question is withheld rather than answered wrongly.
 
 Self-check: the residue check shared by the CV proposers (compact regions
-contrasting with their surroundings, of a die's size, that no box covers), the same
-look once the boxes are cleared (a missed die touching a found one is one region with
-it) and square regions of a read face's colour and size that no box covers are
-``unexplained``: a die the network missed withholds the question. When no box reaches
+contrasting with their surroundings, from 0.3 of the smallest box read, that no box
+covers) and the same look once the boxes are cleared (a missed die touching a found one
+is one region with it) are ``unexplained`` when ``opencv.dice`` would take them for a
+die (:func:`~groundeval.grounding.proposers.opencv_dice.dice_like`: square, or holding a
+pip-like spot; a disc or a blot on the table is no die missed). So are square regions of
+a read face's colour and size that no box covers, and pips no box holds laid out as
+on a face (three to six point-symmetric, two a diagonal apart) or a lone pip centred on
+a square face (``_pip_scan``): a die
+the network missed withholds the question. When no box reaches
 ``conf``, the boxes it scored from ``doubt_conf`` are unexplained too: "no dice" is a
 claim, and on a busy photograph the residue cannot single a small die out.
 """
@@ -33,6 +38,14 @@ from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
 from groundeval.grounding.proposers._cv import Review, box
+from groundeval.grounding.proposers._pip_scan import (
+    Spot,
+    clear_of_faces,
+    face_side,
+    lone_pip_faces,
+    loose_dice,
+    pip_spots,
+)
 from groundeval.grounding.proposers._residue import (
     cleared_residue,
     colour_distance,
@@ -69,7 +82,7 @@ class YoloDiceProposer(YoloProposer):
         "max_face_aspect": 1.4,
         "min_face_fill": 0.7,
         "min_contrast": 28.0,
-        "residue_low_share": 0.45,
+        "residue_low_share": 0.3,
         "residue_high_factor": 2.5,
         "halo_centre_share": 0.25,
         "doubt_conf": 0.05,
@@ -147,7 +160,7 @@ class YoloDiceProposer(YoloProposer):
     def self_check(
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
-        """Contrasting die-sized regions no box covers, the boxes cleared too (dice missed)."""
+        """Die-like regions and pips no box covers, the boxes cleared too (dice missed)."""
         h, w = image_bgr.shape[:2]
         min_area = 0.6 * float(params["min_side_px"]) ** 2
         sizes = sizes_from(
@@ -161,12 +174,27 @@ class YoloDiceProposer(YoloProposer):
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
         # a die touching a box found is one region with it (as opencv.dice looks too)
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
-        unexplained += same_colour_faces(image_bgr, elements, unexplained, params)
+        loose: list[Spot] = []
+        if elements:  # a disc or a blot on the table is no die missed, as opencv.dice judges
+            side = face_side(elements)
+            loose = clear_of_faces(
+                pip_spots(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB), side), elements
+            )
+            strict, _ = unexplained_regions(
+                cmap, elements, sizes, "die face", min_rect_fill=opencv_dice.RESIDUE_RECT_FILL
+            )
+            unexplained = opencv_dice.dice_like(image_bgr, unexplained, strict, loose)
+        # a face of a read die's colour is the better box where a residue region is a part
+        unexplained = merge_found(same_colour_faces(image_bgr, elements, params), unexplained)
+        if elements:  # pips no box holds: a die beside a face read, with no region of its own
+            laid_out = loose_dice(image_bgr, loose, side, as_laid_out=True)
+            unexplained = merge_found(unexplained, laid_out)
+            unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
         return Review(unexplained, problems)
 
 
 def same_colour_faces(
-    image_bgr: np.ndarray, elements: list[Element], known: list[Element], params: dict[str, Any]
+    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
 ) -> list[Element]:
     """Face-sized, square regions of a read face's colour that no box covers (missed dice).
 
@@ -175,7 +203,7 @@ def same_colour_faces(
     """
     lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
     faces = [e for e in elements if e.fields.get("pips") is not None and e.xyxy_px]
-    boxes = [e.xyxy_px for e in [*elements, *known] if e.xyxy_px]
+    boxes = [e.xyxy_px for e in elements if e.xyxy_px]
     extra: list[Element] = []
     for face in faces:
         x1, y1, x2, y2 = (int(v) for v in face.xyxy_px or [])

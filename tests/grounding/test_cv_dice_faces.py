@@ -13,6 +13,7 @@ import pytest
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._tuning import draw_die
 from groundeval.grounding.proposers import _pip_scan, opencv_dice
+from groundeval.grounding.proposers import _residue as residue
 from groundeval.programs._model import GroundSpec
 
 TABLE_BGR = (35, 70, 120)
@@ -244,8 +245,27 @@ def test_a_region_holding_a_pip_is_a_die_whatever_its_outline() -> None:
 
 def test_a_lone_pip_with_a_die_s_sides_and_shadow_around_it_is_a_die_missed() -> None:
     # seed 320: a white one on white paper; its face does not stand out, only its pip (no
-    # pair to link) and its grey sides and shadow (no square): "4 dice" was decided
-    assert any("die's worth of contrast" in r for r in _flags_over(320, 3))
+    # pair to link) and its grey sides and shadow (no square): "4 dice" was decided. (The
+    # face grown from the pip flags it first now; the body look must hold on its own.)
+    from groundeval.benchmarks.synthetic.tuningdice import generate
+
+    scene = generate(320)
+    proposer = opencv_dice.DiceProposer()
+    params = proposer.resolve(_spec())
+    elements = proposer.detect(scene.image_bgr, _spec(), params)
+    lab = cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2LAB)
+    side = _pip_scan.face_side(elements)
+    loose = _pip_scan.clear_of_faces(_pip_scan.pip_spots(lab, side), elements)
+    most = (float(params["max_side_share"]) * min(lab.shape[:2])) ** 2  # as the review sizes
+    least = 0.6 * float(params["min_side_px"]) ** 2
+    sizes = residue.sizes_from(elements, least, most, opencv_dice.RESIDUE_LOW_SHARE)
+    cmap = residue.contrast_map(scene.image_bgr, sizes.window_px, opencv_dice.RESIDUE_CONTRAST)
+    x1, y1, x2, y2 = scene.truth["dice"][3]["xyxy_px"]
+    (body,) = opencv_dice.spots_with_a_body(cmap, elements, loose, [])
+    bx1, by1, bx2, by2 = body.xyxy_px or [0.0] * 4
+    assert bx1 < (x1 + x2) / 2 < bx2 and by1 < (y1 + y2) / 2 < by2
+    assert "die's worth of contrast" in body.reason
+    assert any("lone pip" in r for r in _flags_over(320, 3))
 
 
 def test_two_pieces_of_one_stick_are_no_die() -> None:
@@ -337,6 +357,35 @@ def test_a_lone_spot_with_no_square_face_around_it_is_not_a_die() -> None:
 def test_an_ivory_one_on_paper_is_flagged_by_its_lone_pip() -> None:
     # fourth-style seed 343: an ivory die showing one on pale paper, silently absent
     assert "a lone pip centred on a square face that no die face covers" in _flags_over(343, 1)
+
+
+@pytest.mark.parametrize(("seed", "die"), [(586, 6), (3111, 2), (3232, 1)])
+def test_a_white_one_on_white_paper_is_flagged_by_the_face_grown_from_its_pip(
+    seed: int, die: int
+) -> None:
+    # fourth style: a white or ivory one on pale paper; the full-size cut around its pip
+    # follows the die's shadow (an L, not a square), so "n - 1 dice" was decided. The face
+    # grown from the pip by its smooth shading stops at the bevel: a square centred on it
+    assert "a lone pip centred on a square face that no die face covers" in _flags_over(seed, die)
+
+
+def test_pips_on_a_face_shaded_across_their_ring_are_sought() -> None:
+    # fourth-style seed 3362: a green die on green felt, lit from one side; the ring round
+    # each white pip shades by 20 in Lab across, so it was "not flat" and the die absent
+    assert any("pip-like spot" in r for r in _flags_over(3362, 0))
+
+
+def test_a_ring_is_flat_up_to_shading_but_not_when_mottled() -> None:
+    # a pip on a face lit across (2 levels a pixel: under half its ring lies within 20 of
+    # the ring's median) is a spot; the same pip on a face mottled as much is a fleck
+    _, xx = np.mgrid[0:120, 0:120]
+    ramp = np.repeat((20 + xx * 2.0)[..., None], 3, axis=2)
+    mottled = np.random.default_rng(3).uniform(60, 150, (120, 120, 1)).repeat(3, axis=2)
+    for face, found in ((ramp, 1), (mottled, 0)):
+        img = np.clip(face, 0, 255).astype(np.uint8)
+        cv2.circle(img, (60, 60), 8, (250, 250, 250), -1)
+        spots = _pip_scan.pip_spots(cv2.cvtColor(img, cv2.COLOR_BGR2LAB), 90.0)
+        assert len([q for q in spots if abs(q.x - 60) < 2 and abs(q.y - 60) < 2]) == found
 
 
 @pytest.mark.parametrize(("seed", "die"), [(3202, 2), (3137, 0)])

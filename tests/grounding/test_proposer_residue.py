@@ -132,6 +132,34 @@ def test_a_slanted_pip_is_one_pip_by_its_peers_area() -> None:
     assert pips is None and problem.startswith("merged pips")
 
 
+def test_a_pip_split_in_two_cores_of_one_pip_s_area_is_refused() -> None:
+    # a three whose centre pip is pinched (a ringed pip on a see-through die, fourth-style
+    # seed 3969): thin at its waist, its cores and its own inscribed disc both say two,
+    # so "4" was read; its area is one of its round peers'
+    def pinched(img: np.ndarray) -> None:
+        for x in (96, 104):
+            cv2.circle(img, (x, 100), 4, (20, 20, 20), -1)
+
+    pips, problem = _face_pips(TABLE_BGR, WHITE, _dot(75, 75, 6), _dot(125, 125, 6), pinched)
+    assert pips is None and "area of one pip's peers" in problem
+    # two round pips of their peers' size, touching, have the area of two: still split
+    pair = (_dot(94, 100, 6), _dot(106, 100, 6))
+    assert _face_pips(TABLE_BGR, WHITE, _dot(75, 75, 6), _dot(125, 125, 6), *pair) == (4, "")
+
+
+def test_corner_pips_joined_to_a_pale_table_refuse_the_face() -> None:
+    # a three on an orange face whose corner pips sit on its outline (fourth-style seed
+    # 3461): white pips and a pale table are one spot around the face, of which the pips
+    # are a sliver, so they went with the table and the centre pip read as a one
+    orange, pale, white = (40, 120, 240), (215, 215, 225), (245, 245, 245)
+    on_rim = [_dot(x, y, 8, white) for x, y in [(100, 100), (54, 54), (146, 146)]]
+    pips, problem = _face_pips(pale, orange, *on_rim)
+    assert pips is None and problem == opencv_dice.EDGE_PIP
+    # the same three clear of the outline reads, the table's ring about it notwithstanding
+    inside = [_dot(x, y, 8, white) for x, y in [(100, 100), (75, 75), (125, 125)]]
+    assert _face_pips(pale, orange, *inside) == (3, "")
+
+
 def _speck(at: tuple[int, int]) -> tuple[int | None, str]:
     # on a pale table the margin around the face is not lit: the speck stands alone there
     return _face_pips((215,) * 3, WHITE, *_corners(9), _dot(*at, 4))
