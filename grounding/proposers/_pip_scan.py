@@ -225,12 +225,9 @@ def _face_around(
     image_bgr: np.ndarray, q: Spot, side: float
 ) -> tuple[float, float, float, float] | None:
     """Box of the square face holding a lone pip (:func:`lone_pip_faces`), or ``None``."""
-    h, w = image_bgr.shape[:2]
-    a, b = max(0, int(q.x - side)), max(0, int(q.y - side))
-    crop = image_bgr[b : min(h, int(q.y + side) + 1), a : min(w, int(q.x + side) + 1)].copy()
-    ring = cv2.cvtColor(q.ring.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)[0, 0]
-    centre = (round(q.x) - a, round(q.y) - b)
-    cv2.circle(crop, centre, int(np.ceil(1.4 * q.radius)), [int(v) for v in ring], -1)
+    view, (a, b) = _around(image_bgr, q, side)
+    crop = view.copy()
+    _paint_over(crop, q, (a, b), 1.4)
     half = side / 2
     xyxy = (q.x - a - half, q.y - b - half, q.x - a + half, q.y - b + half)
     contour = full_size_region(crop, xyxy, around=(q.x - a, q.y - b))
@@ -244,6 +241,23 @@ def _face_around(
     if x <= lo_x or y <= lo_y or x + bw >= hi_x or y + bh >= hi_y:
         return None  # it runs on past the look (the table, or the image's edge)
     return (x + a, y + b, x + a + bw, y + b + bh)
+
+
+def _around(image_bgr: np.ndarray, q: Spot, reach: float) -> tuple[np.ndarray, tuple[int, int]]:
+    """The image within ``reach`` px of a spot (a view, clipped), and its top-left corner."""
+    h, w = image_bgr.shape[:2]
+    a, b = max(0, int(q.x - reach)), max(0, int(q.y - reach))
+    return image_bgr[b : min(h, int(q.y + reach) + 1), a : min(w, int(q.x + reach) + 1)], (a, b)
+
+
+def _paint_over(
+    crop: np.ndarray, q: Spot, corner: tuple[int, int], cover: float
+) -> tuple[int, int]:
+    """Paint the spot out of ``crop`` in its ring's colour, ``cover`` radii wide; its centre."""
+    ring = cv2.cvtColor(q.ring.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)[0, 0]
+    centre = (round(q.x) - corner[0], round(q.y) - corner[1])
+    cv2.circle(crop, centre, int(np.ceil(cover * q.radius)), [int(v) for v in ring], -1)
+    return centre
 
 
 def _a_face_around(
@@ -281,16 +295,9 @@ def _flooded_face(
     neighbours at most ``FLOOD_STEP`` apart (after a 3x3 blur of the noise); a square of a
     die's side centred on the pip that stops short of the look's edge is a face.
     """
-    h, w = image_bgr.shape[:2]
-    a, b = max(0, int(q.x - 1.5 * side)), max(0, int(q.y - 1.5 * side))
-    crop = cv2.GaussianBlur(
-        image_bgr[b : min(h, int(q.y + 1.5 * side) + 1), a : min(w, int(q.x + 1.5 * side) + 1)],
-        (3, 3),
-        0,
-    )
-    ring = cv2.cvtColor(q.ring.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)[0, 0]
-    centre = (round(q.x) - a, round(q.y) - b)
-    cv2.circle(crop, centre, int(np.ceil(1.6 * q.radius)), [int(v) for v in ring], -1)
+    view, (a, b) = _around(image_bgr, q, 1.5 * side)
+    crop = cv2.GaussianBlur(view, (3, 3), 0)
+    centre = _paint_over(crop, q, (a, b), 1.6)
     mask = np.zeros((crop.shape[0] + 2, crop.shape[1] + 2), np.uint8)
     step = (FLOOD_STEP,) * 3
     cv2.floodFill(crop, mask, centre, 0, step, step, 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))

@@ -862,9 +862,10 @@ def _total(
             continue  # a thin sliver (rim, shading), not a small round pip
         if r.radius < 0.6 * typical:
             return None, f"spot of radius {r.radius:.1f} px among pips of {typical:.1f} px"
-        if r.cores != r.by_area and not (peer_area and round(r.area / peer_area) == r.cores):
+        by_peers = round(r.area / peer_area) if peer_area else 0
+        if r.cores != r.by_area and by_peers != r.cores:
             return None, f"merged pips: {r.cores} cores but the area of {r.by_area}"
-        if r.cores > 1 and peer_area and round(r.area / peer_area) != r.cores:
+        if r.cores > 1 and peer_area and by_peers != r.cores:
             # a thin or ringed spot: its small inscribed radius makes one pip's area two
             return None, f"a spot split in {r.cores} cores has the area of one pip's peers"
         total += r.cores

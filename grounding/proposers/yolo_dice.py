@@ -39,7 +39,6 @@ from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._pip_scan import (
-    Spot,
     clear_of_faces,
     face_side,
     lone_pip_faces,
@@ -174,34 +173,33 @@ class YoloDiceProposer(YoloProposer):
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
         # a die touching a box found is one region with it (as opencv.dice looks too)
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
-        loose: list[Spot] = []
-        if elements:  # a disc or a blot on the table is no die missed, as opencv.dice judges
-            side = face_side(elements)
-            loose = clear_of_faces(
-                pip_spots(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB), side), elements
-            )
-            strict, _ = unexplained_regions(
-                cmap, elements, sizes, "die face", min_rect_fill=opencv_dice.RESIDUE_RECT_FILL
-            )
-            unexplained = opencv_dice.dice_like(image_bgr, unexplained, strict, loose)
+        if not elements:
+            return Review(unexplained, problems)
+        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
+        # a disc or a blot on the table is no die missed, as opencv.dice judges
+        side = face_side(elements)
+        loose = clear_of_faces(pip_spots(lab, side), elements)
+        strict, _ = unexplained_regions(
+            cmap, elements, sizes, "die face", min_rect_fill=opencv_dice.RESIDUE_RECT_FILL
+        )
+        unexplained = opencv_dice.dice_like(image_bgr, unexplained, strict, loose)
         # a face of a read die's colour is the better box where a residue region is a part
-        unexplained = merge_found(same_colour_faces(image_bgr, elements, params), unexplained)
-        if elements:  # pips no box holds: a die beside a face read, with no region of its own
-            laid_out = loose_dice(image_bgr, loose, side, as_laid_out=True)
-            unexplained = merge_found(unexplained, laid_out)
-            unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
+        unexplained = merge_found(same_colour_faces(lab, elements, params), unexplained)
+        # pips no box holds: a die beside a face read, with no region of its own
+        unexplained = merge_found(unexplained, loose_dice(image_bgr, loose, side, as_laid_out=True))
+        unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
         return Review(unexplained, problems)
 
 
 def same_colour_faces(
-    image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+    lab8: np.ndarray, elements: list[Element], params: dict[str, Any]
 ) -> list[Element]:
     """Face-sized, square regions of a read face's colour that no box covers (missed dice).
 
     Dice in one scene often share a colour; on a busy texture the contrast map
-    may not single a missed die out, but its colour does.
+    may not single a missed die out, but its colour does. ``lab8`` is the image in Lab.
     """
-    lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    lab = lab8.astype(np.float32)
     faces = [e for e in elements if e.fields.get("pips") is not None and e.xyxy_px]
     boxes = [e.xyxy_px for e in elements if e.xyxy_px]
     extra: list[Element] = []

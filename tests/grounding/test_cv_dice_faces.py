@@ -15,6 +15,7 @@ from groundeval.benchmarks.synthetic._tuning import draw_die
 from groundeval.grounding.proposers import _pip_scan, opencv_dice
 from groundeval.grounding.proposers import _residue as residue
 from groundeval.programs._model import GroundSpec
+from tests._support.tuning_dice import over_die
 
 TABLE_BGR = (35, 70, 120)
 
@@ -197,20 +198,10 @@ def test_a_die_the_colour_of_the_table_is_flagged_by_its_pips() -> None:
 
 def _flags_over(seed: int, die: int) -> list[str]:
     """Reasons of the unexplained regions holding the centre of die ``die`` of a tuning scene."""
-    from groundeval.benchmarks.synthetic.tuningdice import generate
-
-    scene = generate(seed)
-    x1, y1, x2, y2 = scene.truth["dice"][die]["xyxy_px"]
-    centre = (x1 + x2) / 2, (y1 + y2) / 2
-
-    def holds(xyxy: list[float] | None) -> bool:
-        a, b, c, d = xyxy or [0.0] * 4
-        return a < centre[0] < c and b < centre[1] < d
-
-    proposal = opencv_dice.DiceProposer().run(scene.image_bgr, GroundSpec(helper="boxes"))
+    proposal, holds = over_die(opencv_dice.DiceProposer(), seed, die)
     # the die itself was not read: the flag is all that keeps a wrong count away
-    assert not any(holds(e.xyxy_px) for e in proposal.elements)
-    return [u.reason for u in proposal.unexplained if holds(u.xyxy_px)]
+    assert not any(holds(e) for e in proposal.elements)
+    return [u.reason for u in proposal.unexplained if holds(u)]
 
 
 def test_a_die_in_one_region_with_a_face_read_and_shadows_is_a_mass_left_over() -> None:

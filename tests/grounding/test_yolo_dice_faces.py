@@ -9,6 +9,7 @@ import pytest
 from groundeval.grounding.proposers import _pip_scan, yolo_dice
 from groundeval.grounding.proposers._cv import box
 from groundeval.state import GroundSpec
+from tests._support.tuning_dice import over_die
 
 FELT = (40, 110, 50)
 
@@ -64,18 +65,10 @@ def test_a_face_colour_spreading_to_twice_the_box_is_bounded_by_the_box() -> Non
 
 def _flag_over_missed(seed: int, die: int, read: list[int]) -> str:
     """The reason of the one flag over die ``die`` of a fourth-style scene the network missed."""
-    from groundeval.benchmarks.synthetic import tuningdice
-
-    scene = tuningdice.generate(seed)
-    x1, y1, x2, y2 = scene.truth["dice"][die]["xyxy_px"]
-    proposal = yolo_dice.YoloDiceProposer().run(scene.image_bgr, GroundSpec(helper="boxes"))
+    proposal, holds = over_die(yolo_dice.YoloDiceProposer(), seed, die)
     assert [e.fields["pips"] for e in proposal.elements] == read  # the die is not among them
-    (flag,) = [
-        u for u in proposal.unexplained
-        if u.xyxy_px and u.xyxy_px[0] < (x1 + x2) / 2 < u.xyxy_px[2]
-        and u.xyxy_px[1] < (y1 + y2) / 2 < u.xyxy_px[3]
-    ]  # fmt: skip
-    return flag.reason
+    (reason,) = [u.reason for u in proposal.unexplained if holds(u)]
+    return reason
 
 
 def test_a_one_beside_a_face_read_is_flagged_by_its_lone_pip() -> None:
