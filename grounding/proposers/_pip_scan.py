@@ -164,7 +164,7 @@ def loose_dice(
         alike = _alike(group)
         if len(alike) < 2 or (len(alike) == 2 and not _face_between(image_bgr, alike, group)):
             continue
-        if as_laid_out and not _laid_out(alike, side):
+        if as_laid_out and not (_laid_out(alike, side) and _apart(image_bgr, alike)):
             continue
         pad = 0.25 * side
         xs, ys = [q.x for q in alike], [q.y for q in alike]
@@ -192,6 +192,21 @@ def _laid_out(spots: list[Spot], side: float) -> bool:
     points = [(q.x, q.y) for q in spots]
     mean = (float(np.mean([x for x, _ in points])), float(np.mean([y for _, y in points])))
     return symmetric(points, mean, SYMMETRY_TOLERANCE * side)
+
+
+def _apart(image_bgr: np.ndarray, spots: list[Spot]) -> bool:
+    """Whether each spot has the face between it and its nearest (:func:`_face_between`).
+
+    A die's pips stand apart on their face; a stick the opening broke into pip-sized
+    pieces in a row, as a three's are, has the stick between them.
+    """
+    for q in spots:
+        nearest = min(
+            (p for p in spots if p is not q), key=lambda p: (p.x - q.x) ** 2 + (p.y - q.y) ** 2
+        )
+        if not _face_between(image_bgr, [q, nearest], spots):
+            return False
+    return True
 
 
 LONE_SIDES = (0.55, 1.4)
@@ -357,16 +372,27 @@ def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
     r /= step
     k = max(3, round(6 * r) | 1)
     diff = cv2.absdiff(work, cv2.blur(work, (k, k)))
-    squared = cv2.transform(cv2.multiply(diff, diff, dtype=cv2.CV_32F), np.ones((1, 3), np.float32))
+    # a pixel SPOT_CONTRAST from the mean is over SPOT_CONTRAST / sqrt(3) off in one channel:
+    # the distance is taken only in the box of such pixels (none on a bare table), a pixel
+    # wider so that the opening sees the unlit pixels around them as on the whole copy
+    hw, ww = diff.shape[:2]
+    _, lit = cv2.threshold(diff.reshape(hw, -1), int(SPOT_CONTRAST / np.sqrt(3)), 255, 0)
+    lx, ly, lw, lh = cv2.boundingRect(lit)
+    if not lw:
+        return []
+    bx, by = max(0, lx // 3 - 2), max(0, ly - 2)
+    box = diff[by : min(hw, ly + lh + 2), bx : min(ww, (lx + lw - 1) // 3 + 3)]
+    squared = cv2.transform(cv2.multiply(box, box, dtype=cv2.CV_32F), np.ones((1, 3), np.float32))
     mask = cv2.morphologyEx(
         (squared > SPOT_CONTRAST**2).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
     )
-    # labelled within the box of the lit pixels (a few on most tables), at a fraction of the
+    # labelled within the box of the spot pixels (a few on most tables), at a fraction of the
     # cost of the whole copy; OpenCV's labelling may number the spots in another order there
     x0, y0, cw, ch = cv2.boundingRect(mask)
     if not cw or not ch:
         return []
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask[y0 : y0 + ch, x0 : x0 + cw])
+    x0, y0 = x0 + bx, y0 + by
     pip_area = np.pi * r * r
     spots: list[Spot] = []
     for i in range(1, n):

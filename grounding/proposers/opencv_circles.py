@@ -2,18 +2,19 @@
 
 Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
-suits filled dots of one polarity. Hough's echoes of one coin (its relief ring, circles
-a ``minDist`` apart inside it) are dropped, judged on the contrast map the self-check
-reads too: a weaker circle overlapping a stronger one is an echo unless part of its rim
-borders the table (see :func:`drop_echoes`).
+suits filled dots, bright and dark alike unless ``blob_color`` picks one. Hough's echoes
+of one coin (its relief ring, circles a ``minDist`` apart inside it) are dropped, judged
+on the contrast map the self-check reads too: a weaker circle overlapping a stronger one
+is an echo unless part of its rim borders the table (see :func:`drop_echoes`).
 
 Self-check: uncovered round regions of a comparable size are ``unexplained`` (for blobs,
 of any size the detector counts), and so are round ones left once necks about a radius
 wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
-compact, clearly lit ones of a circle's size (a coin one region with a table line);
-more than 60 circles, two circles holding each other's centre, or circles with under
-35 % of their rim on an image edge (Hough votes from texture) are ``problems``. For
-counting coins prefer ``opencv.contours`` (see there).
+compact, clearly lit ones of a circle's size (a coin one region with a table line), and
+circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
+colour of the table, seen only by its rim); more than 60 circles, two circles holding
+each other's centre, or circles with under 35 % of their rim on an image edge (Hough
+votes from texture) are ``problems``. For counting coins prefer ``opencv.contours``.
 
 Feedback: on a retry after missing elements, Hough's accumulator threshold
 (``param2``) drops by ``retry_factor`` and the blob detector's minimum
@@ -23,7 +24,7 @@ they rise by it, so the next proposal is stricter.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import cv2
 import numpy as np
@@ -166,14 +167,7 @@ def circle_review(
     for extra in (solid_residue(cmap, elements, sizes), wide):
         review.unexplained = merge_found(review.unexplained, extra)
     with_peer_checks(review, cmap, elements, "circle")
-    if grey is None:
-        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-    h, w = grey.shape
-    half = cv2.resize(grey, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    half = cv2.GaussianBlur(half, (3, 3), 0)  # the rim edges and the loose vote both read it
-    edges = cv2.Canny(half, param1 / 2, param1)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
-    scale = half.shape[1] / w
+    half, edges, scale = half_edges(image_bgr, param1, grey)
     support = rim_supports(elements, edges, scale)
     weak = [f"#{i}" for i, share in enumerate(support, start=1) if share < MIN_RIM_SUPPORT]
     if weak:
@@ -184,6 +178,22 @@ def circle_review(
     loose = loose_circles(half, elements, params, edges, scale)
     review.unexplained = merge_found(review.unexplained, loose)
     return review
+
+
+def half_edges(
+    image_bgr: np.ndarray, param1: float, grey: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The image in grey at half size (lightly blurred), its dilated Canny edges, and the scale.
+
+    The rim support and the loose vote both read them. ``grey``: the image in grey, if made.
+    """
+    if grey is None:
+        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+    h, w = grey.shape
+    half = cv2.resize(grey, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
+    half = cv2.GaussianBlur(half, (3, 3), 0)
+    edges = cv2.Canny(half, param1 / 2, param1)
+    return half, cv2.dilate(edges, np.ones((3, 3), np.uint8)), half.shape[1] / w
 
 
 def loose_vote(
@@ -355,7 +365,7 @@ class BlobsProposer(CVProposer):
 
     name: ClassVar[str] = "opencv.blobs"
     defaults: ClassVar[dict[str, Any]] = {
-        "blob_color": 0,
+        "blob_color": None,
         "min_area_px": 30.0,
         "max_area_px": 50000.0,
         "min_circularity": 0.6,
@@ -365,6 +375,9 @@ class BlobsProposer(CVProposer):
         "max_threshold": 220.0,
         "retry_factor": 0.8,
     }
+    param_types: ClassVar[dict[str, Any]] = {"blob_color": Literal[0, 255] | None}
+    """``blob_color``: 0 dark blobs, 255 bright ones, ``None`` (default) both (coins on a dark
+    cloth are bright, on a pale table dark)."""
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
         """Retry: looser shape and area filters when blobs are missing, stricter when wrong."""
@@ -383,7 +396,8 @@ class BlobsProposer(CVProposer):
         residue looks at every size the detector could have counted (up to
         ``max_area_px``, on a map whose window is sized to that), not only at the size of
         what it found: specks of the table found as dark blobs must not hide coins of the
-        other polarity.
+        other polarity. With blobs found, Hough's loose vote (:func:`loose_circles`, at the
+        circles' defaults) looks for a coin the colour of the table by its rim.
         """
         widest = float(params["max_area_px"])
         sizes, cmap = residue_map(image_bgr, elements, params, coarse=True, widest_area_px=widest)
@@ -391,15 +405,20 @@ class BlobsProposer(CVProposer):
         if elements:  # the wide look too: a coin one region with a coin's shadow
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
+            # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
+            vote = CirclesProposer.defaults
+            half, edges, scale = half_edges(image_bgr, float(vote["param1"]))
+            loose = loose_circles(half, elements, vote, edges, scale)
+            review.unexplained = merge_found(review.unexplained, loose)
         return with_peer_checks(review, cmap, elements, "blob")
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
-        """Blobs of the given colour (0 dark, 255 bright) as circles."""
+        """Blobs of the given colour (0 dark, 255 bright, ``None`` either) as circles."""
         p = cv2.SimpleBlobDetector_Params()  # type: ignore[attr-defined]
-        p.filterByColor = True
-        p.blobColor = int(params["blob_color"])
+        p.filterByColor = params["blob_color"] is not None
+        p.blobColor = int(params["blob_color"] or 0)
         p.filterByArea = True
         p.minArea = float(params["min_area_px"])
         p.maxArea = float(params["max_area_px"])

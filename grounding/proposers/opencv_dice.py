@@ -133,8 +133,11 @@ RESIDUE_MAX_ASPECT = 1.4
 CLEARED_MAX_ASPECT = 2.0
 """Most elongation of what is left of a region once the faces found are cleared: a die
 beside a face is cut by the face's cleared margin (looked at again in full resolution)."""
-STRICT_SIZE_FACTOR = 0.45 / RESIDUE_LOW_SHARE
-"""The strict net's smallest region (0.45 of the smallest face box) over the wide net's."""
+STRICT_LOW_SHARE = 0.45
+"""Smallest region of the strict net (square on the work copy: a die for sure), as a share of
+the smallest face box: smaller, a disc or an ellipse blurs as square as a die there."""
+STRICT_SIZE_FACTOR = STRICT_LOW_SHARE / RESIDUE_LOW_SHARE
+"""The strict net's smallest region over the wide net's."""
 BODY_SHARE = 0.45
 """Least area (share of a face's) of uncovered contrast within a side of a lone pip-like spot,
 the spot aside, for the spot to be a missed die's (its sides and shadow)."""

@@ -9,7 +9,8 @@ read alike; where the face is the table's colour, the box is the face. The pips
 on that face are counted by ``opencv.dice``'s counter (lighter or darker than
 the face). A box whose face cannot be read keeps its detector bounds and gets
 ``pips: None`` with the ``problem``, so a verifier checking the field schema
-rejects it and the question is withheld rather than answered wrongly.
+rejects it and the question is withheld rather than answered wrongly; a box on a
+long smooth ellipse (no die's face, in any view, is one) is dropped.
 
 Self-check: the residue check shared by the CV proposers (compact regions
 contrasting with their surroundings, from 0.3 of the smallest box read, that no box
@@ -18,8 +19,8 @@ is one region with it) are ``unexplained`` when ``opencv.dice`` would take them 
 die (:func:`~groundeval.grounding.proposers.opencv_dice.dice_like`: square, or holding a
 pip-like spot; a disc or a blot on the table is no die missed). So are square regions of
 a read face's colour and size that no box covers, and pips no box holds laid out as
-on a face (three to six point-symmetric, two a diagonal apart) or a lone pip centred on
-a square face (``_pip_scan``): a die
+on a face (three to six point-symmetric, each with the face between it and the nearest;
+two a diagonal apart) or a lone pip centred on a square face (``_pip_scan``): a die
 the network missed withholds the question. When no box reaches
 ``conf``, the boxes it scored from ``doubt_conf`` are unexplained too: "no dice" is a
 claim, and on a busy photograph the residue cannot single a small die out.
@@ -124,6 +125,8 @@ class YoloDiceProposer(YoloProposer):
                 side = float(np.sqrt(rw * rh))
                 fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
                 fields["detector_xyxy_px"] = raw
+            if problem == AN_ELLIPSE:
+                continue
             if problem:
                 fields["problem"] = problem
             if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.4 for f in found if f.xyxy_px):
@@ -179,9 +182,11 @@ class YoloDiceProposer(YoloProposer):
         # a disc or a blot on the table is no die missed, as opencv.dice judges
         side = face_side(elements)
         loose = clear_of_faces(pip_spots(lab, side), elements)
+        sure = replace(sizes, min_area_px=opencv_dice.STRICT_LOW_SHARE * min(areas))
         strict, _ = unexplained_regions(
-            cmap, elements, sizes, "die face", min_rect_fill=opencv_dice.RESIDUE_RECT_FILL
-        )
+            cmap, elements, sure, "die face",
+            min_rect_fill=opencv_dice.RESIDUE_RECT_FILL, max_aspect=opencv_dice.RESIDUE_MAX_ASPECT,
+        )  # fmt: skip
         unexplained = opencv_dice.dice_like(image_bgr, unexplained, strict, loose)
         # a face of a read die's colour is the better box where a residue region is a part
         unexplained = merge_found(same_colour_faces(lab, elements, params), unexplained)
@@ -237,6 +242,14 @@ def same_colour_faces(
 FACE_SPREAD = 1.6
 """A face colour whose region's box is this many times the detector's box spreads past the
 die (a face the colour of its table, a see-through face): the box is then the face."""
+AN_ELLIPSE = "the region under the box is a long ellipse, no die"
+"""Why a box is dropped: no face of a die, in any view, is a long smooth ellipse."""
+ELLIPSE_FILL = 0.82
+"""Most rectangle fill of a region taken for an ellipse (an ellipse fills 0.785, a face 0.9+)."""
+ELLIPSE_ASPECT = 1.5
+"""Least axis ratio of such an ellipse (a rounder blob may be a face seen in some view)."""
+ELLIPSE_FIT = 0.04
+"""Most median relative distance of the outline from its fitted ellipse (a square's 0.1)."""
 
 
 def find_face(
@@ -276,9 +289,11 @@ def find_face(
         return None, f"no die face of one colour under the box ({share:.0%} covered)"
     hull = cv2.convexHull(face)
     (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-    if max(rw, rh) > float(params["max_face_aspect"]) * max(min(rw, rh), 1.0):
-        return None, "the region under the box is not one square face"
-    if cv2.contourArea(hull) < float(params["min_face_fill"]) * rw * rh:
+    fill = cv2.contourArea(hull) / max(rw * rh, 1.0)
+    long = max(rw, rh) > float(params["max_face_aspect"]) * max(min(rw, rh), 1.0)
+    if long or fill < float(params["min_face_fill"]):
+        if fill <= ELLIPSE_FILL and _elliptic(face, mask.shape):
+            return None, AN_ELLIPSE
         return None, "the region under the box is not one square face"
     fx1, fy1, fx2, fy2 = _rect(hull)
     if (fx2 - fx1) * (fy2 - fy1) > FACE_SPREAD * box_area:
@@ -287,6 +302,29 @@ def find_face(
         corners = [(bx1, by1), (bx2, by1), (bx2, by2), (bx1, by2)]
         return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2), ""
     return hull + np.array([x1, y1], np.int32), ""
+
+
+def _elliptic(contour: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether a region's outline, off the crop's border, is a long ellipse (a decoy, no die).
+
+    The outline's points off the border are fitted with an ellipse; each point's distance
+    from the centre relative to the ellipse's radius in its direction must stay within
+    ``ELLIPSE_FIT`` of 1 (median), the ellipse ``ELLIPSE_ASPECT`` long or longer.
+    """
+    h, w = shape[:2]
+    points = contour.reshape(-1, 2)
+    x, y = points[:, 0], points[:, 1]
+    points = points[(x > 0) & (y > 0) & (x < w - 1) & (y < h - 1)]
+    if len(points) < 12:
+        return False
+    (cx, cy), axes, angle = cv2.fitEllipse(points.reshape(-1, 1, 2).astype(np.float32))
+    a, b = max(axes[0] / 2, 1e-6), max(axes[1] / 2, 1e-6)
+    if max(a, b) < ELLIPSE_ASPECT * min(a, b):
+        return False
+    t = np.deg2rad(angle)
+    dx, dy = points[:, 0] - cx, points[:, 1] - cy
+    u, v = dx * np.cos(t) + dy * np.sin(t), dy * np.cos(t) - dx * np.sin(t)
+    return float(np.median(np.abs(np.hypot(u / a, v / b) - 1))) <= ELLIPSE_FIT
 
 
 def _is_halo(element: Element, found: list[Element], centre_share: float) -> bool:
