@@ -109,8 +109,9 @@ def variants(scene: str) -> Source:
 
 
 OUTSTYLE_PATHS: dict[str, list[str]] = {
-    "dice": ["opencv.dice"],
-    "coins": ["opencv.contours", "opencv.circles"],
+    "dice": ["opencv.dice", "yolo.dice"],
+    "coins": ["opencv.contours", "opencv.circles", "opencv.blobs", "yolo.coins"],
+    "rows": ["opencv.contours"],
     "bars": ["ocr"],
     "compass": ["opencv.lines"],
     "sun": ["opencv.color_region"],

@@ -44,6 +44,9 @@ PEER_ALIKE = 0.3
 """Two regions in one box, the smaller at least this share of the larger, are two objects."""
 PEER_PART = 0.5
 """An element whose box is under this share of its round region's box covers a part of it."""
+PEER_HALO = 2.5
+"""An element whose box is over this many times its round region's box, and larger than the
+typical element's, holds table around an object (a small one's bright core is smaller)."""
 FAINT_SHARE = 0.5
 """An element under this share of its peers' typical contrast is doubtful (a patch of table)."""
 
@@ -102,6 +105,8 @@ def peer_review(
     elements: list[Element],
     what: str,
     contrasts: list[float] | None = None,
+    *,
+    segmented: bool = False,
 ) -> tuple[list[Element], list[str]]:
     """Regions as contrasting as the elements found: the ones they miss, and misfits.
 
@@ -116,7 +121,10 @@ def peer_review(
     ``contrasts`` are :func:`peer_contrasts` when the caller has them. Returns the
     unexplained regions (compact, of a comparable size, outside every box) and problems:
     an element whose box holds several round regions (objects boxed together), or that
-    covers a fraction of a round one (an object cut in pieces).
+    covers a fraction of a round one (an object cut in pieces); and for ``segmented``
+    elements (regions cut from the table, as ``opencv.contours`` cuts them, not a fitted
+    circle or a detector's box), one far larger than the round region in it and than its
+    peers (a cloudy table grown around an object).
     """
     if not elements:
         return [], []
@@ -125,8 +133,9 @@ def peer_review(
     typical = median(contrasts)
     found: list[Element] = []
     problems: list[str] = []
-    for share in PEER_SHARES:
-        more, doubts, merged = _peer_cut(cmap, elements, what, max(cmap.level, share * typical))
+    for k, share in enumerate(PEER_SHARES):
+        level = max(cmap.level, share * typical)
+        more, doubts, merged = _peer_cut(cmap, elements, what, level, table=segmented and k == 0)
         found = merge_found(found, more)
         problems.extend(d for d in doubts if d not in problems)
         if not merged:
@@ -135,9 +144,13 @@ def peer_review(
 
 
 def _peer_cut(
-    cmap: ContrastMap, elements: list[Element], what: str, level: float
+    cmap: ContrastMap, elements: list[Element], what: str, level: float, *, table: bool = False
 ) -> tuple[list[Element], list[str], bool]:
-    """:func:`peer_review` at one cut; also whether an element sits in a merged region."""
+    """:func:`peer_review` at one cut; also whether an element sits in a merged region.
+
+    ``table``: look for table grown around an object (at the lowest cut only: a faint
+    object's region may be gone at a higher one).
+    """
     raw = above(cmap.distance, level)
     mask, contours = filled(
         np.asarray(cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
@@ -147,6 +160,7 @@ def _peer_cut(
     problems: list[str] = []
     matched: list[float] = []
     merged = False
+    typical_box = median([(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(bounds, elements)])
     for i, e in enumerate(elements, start=1):
         x1, y1, x2, y2 = bounds(e)
         cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
@@ -161,8 +175,11 @@ def _peer_cut(
             continue
         matched.append(largest.area)
         rx1, ry1, rx2, ry2 = largest.xyxy
-        if largest.round and (x2 - x1) * (y2 - y1) < PEER_PART * (rx2 - rx1) * (ry2 - ry1):
+        box_area, region_box = (x2 - x1) * (y2 - y1), (rx2 - rx1) * (ry2 - ry1)
+        if largest.round and box_area < PEER_PART * region_box:
             problems.append(f"{what} #{i} covers only part of a round region: an object cut up?")
+        elif table and largest.round and box_area > max(PEER_HALO * region_box, typical_box):
+            problems.append(f"{what} #{i} is far larger than the round region in it: table around?")
     if matched:
         typical = median(matched)
         sizes = Sizes(PEER_AREA[0] * typical, PEER_AREA[1] * typical, 0.0)
@@ -199,15 +216,22 @@ def _region(outline: Outline, scale: float) -> _Region:
 
 
 def with_peer_checks(
-    review: Review, cmap: ContrastMap, elements: list[Element], what: str, *, faint: bool = True
+    review: Review,
+    cmap: ContrastMap,
+    elements: list[Element],
+    what: str,
+    *,
+    faint: bool = True,
+    segmented: bool = False,
 ) -> Review:
     """``review`` with the peer look's regions and misfits (and faint elements) added.
 
     ``faint=False`` for a learned detector: it judged each box by shape, so a faint box
-    is a faint object more often than a patch of table.
+    is a faint object more often than a patch of table. ``segmented``: the elements are
+    regions cut from the table (see :func:`peer_review`).
     """
     contrasts = peer_contrasts(cmap, elements)
-    peers, misfits = peer_review(cmap, elements, what, contrasts=contrasts)
+    peers, misfits = peer_review(cmap, elements, what, contrasts=contrasts, segmented=segmented)
     review.unexplained = merge_found(review.unexplained, peers)
     review.problems.extend(misfits)
     if faint:

@@ -38,7 +38,9 @@ flags regions that are not round but compact, of about the median box's size, al
 wholly uncovered and lit well above the cut (``SOLID_*``: a faint or dark coin, or one
 merged with its shadow); a fifth flags
 round regions of the detector's own mask that no element covers. Refused elements, more
-than ``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``.
+than ``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``,
+and so are the peer look's misfits (:mod:`._peers`), among them a region far larger than
+the round one in it and than its peers (a cloudy table grown around a coin).
 The residue looks for objects of the size the spec asked for, never a retry's halved
 ``min_area_px``.
 
@@ -199,7 +201,7 @@ class ContoursProposer(CVProposer):
         ):
             review.unexplained = merge_found(review.unexplained, extra)
         review.problems.extend(refused_problems(elements))
-        return with_peer_checks(review, cmap, elements, "element")
+        return with_peer_checks(review, cmap, elements, "element", segmented=True)
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
