@@ -160,7 +160,8 @@ def _peer_cut(
     problems: list[str] = []
     matched: list[float] = []
     merged = False
-    typical_box = median([(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(bounds, elements)])
+    boxes = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(bounds, elements)]
+    typical_box = median(boxes) if table else 0.0
     for i, e in enumerate(elements, start=1):
         x1, y1, x2, y2 = bounds(e)
         cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
@@ -184,8 +185,7 @@ def _peer_cut(
         typical = median(matched)
         sizes = Sizes(PEER_AREA[0] * typical, PEER_AREA[1] * typical, 0.0)
     else:
-        areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in (bounds(e) for e in elements)]
-        sizes = Sizes(PEER_AREA[0] * min(areas), PEER_AREA[1] * max(areas), 0.0)
+        sizes = Sizes(PEER_AREA[0] * min(boxes), PEER_AREA[1] * max(boxes), 0.0)
     found, _ = unexplained_regions(
         cut, elements, sizes, what, min_solidity=PEER_SOLIDITY, max_aspect=PEER_ASPECT
     )

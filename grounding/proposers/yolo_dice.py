@@ -101,7 +101,11 @@ class YoloDiceProposer(YoloProposer):
         return self.read_faces(image_bgr, super().detect(image_bgr, spec, params), params)
 
     def read_faces(
-        self, image_bgr: np.ndarray, detected: list[Element], params: dict[str, Any]
+        self,
+        image_bgr: np.ndarray,
+        detected: list[Element],
+        params: dict[str, Any],
+        lab: np.ndarray | None = None,
     ) -> list[Element]:
         """The detector's boxes snapped to their faces, with pips; halos and repeats dropped.
 
@@ -109,9 +113,11 @@ class YoloDiceProposer(YoloProposer):
         readable face keeps its detector bounds and gets ``pips: None``, unless it is
         a *halo* of a read face: it holds that face whole and is centred on it (within
         ``halo_centre_share`` of the face's side), as a second, looser box on one die
-        is. Two touching dice in one box are not centred on either, so they stay.
+        is. Two touching dice in one box are not centred on either, so they stay. ``lab``:
+        the image in Lab, if converted.
         """
-        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
+        if lab is None:
+            lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
         pip_params = {**opencv_dice.DiceProposer.defaults, **params}
         found: list[Element] = []
         for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
@@ -150,10 +156,10 @@ class YoloDiceProposer(YoloProposer):
         conf = float(params["conf"])
         low = {**params, "conf": min(conf, float(params["doubt_conf"]))}
         boxes = super().detect(image_bgr, spec, low)
-        sure = self.read_faces(
-            image_bgr, [e for e in boxes if float(e.fields["confidence"]) >= conf], params
-        )
-        review = self.self_check(image_bgr, sure, params)
+        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)  # the faces and the checks read it
+        confident = [e for e in boxes if float(e.fields["confidence"]) >= conf]
+        sure = self.read_faces(image_bgr, confident, params, lab)
+        review = self.review(image_bgr, lab, sure, params)
         if not sure:
             doubts = doubtful_boxes(boxes, conf, "die", sure=[])
             review.unexplained = merge_found(review.unexplained, doubts)
@@ -163,6 +169,16 @@ class YoloDiceProposer(YoloProposer):
         self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
     ) -> Review:
         """Die-like regions and pips no box covers, the boxes cleared too (dice missed)."""
+        return self.review(image_bgr, cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB), elements, params)
+
+    def review(
+        self,
+        image_bgr: np.ndarray,
+        lab: np.ndarray,
+        elements: list[Element],
+        params: dict[str, Any],
+    ) -> Review:
+        """:meth:`self_check` given the image in Lab (:meth:`analyse` read the faces from it)."""
         h, w = image_bgr.shape[:2]
         min_area = 0.6 * float(params["min_side_px"]) ** 2
         sizes = sizes_from(
@@ -178,13 +194,12 @@ class YoloDiceProposer(YoloProposer):
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
         if not elements:
             return Review(unexplained, problems)
-        lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
         # a disc or a blot on the table is no die missed, as opencv.dice judges
         side = face_side(elements)
         loose = clear_of_faces(pip_spots(lab, side), elements)
-        sure = replace(sizes, min_area_px=opencv_dice.STRICT_LOW_SHARE * min(areas))
+        strict_sizes = replace(sizes, min_area_px=opencv_dice.STRICT_LOW_SHARE * min(areas))
         strict, _ = unexplained_regions(
-            cmap, elements, sure, "die face",
+            cmap, elements, strict_sizes, "die face",
             min_rect_fill=opencv_dice.RESIDUE_RECT_FILL, max_aspect=opencv_dice.RESIDUE_MAX_ASPECT,
         )  # fmt: skip
         unexplained = opencv_dice.dice_like(image_bgr, unexplained, strict, loose)
