@@ -36,7 +36,7 @@ from groundeval.state import Element, GroundSpec
 MIN_IMAGE_SIDE_PX = 8
 """Images with a shorter side hold nothing a CV proposer can read."""
 FLAT_IMAGE_RANGE = 8.0
-"""Images whose pixel values span less than this are one colour plus noise."""
+"""Images whose every channel spans less than this are one colour plus noise."""
 
 
 @dataclass
@@ -124,8 +124,7 @@ class CVProposer:
             elements, review = self.analyse(image, spec, params)
         else:
             elements, review = self.detect(image, spec, params), Review()
-        sample = image[:: max(1, h // 64), :: max(1, w // 64)]
-        if float(sample.max()) - float(sample.min()) < FLAT_IMAGE_RANGE:
+        if is_flat(image):
             review.problems.append("image is flat (one colour): nothing can be told apart")
         if feedback is not None:
             elements = drop_accepted(elements, feedback.accepted)
@@ -145,6 +144,17 @@ class CVProposer:
 def is_retry(feedback: Feedback) -> bool:
     """True when the last round left rejected or missing elements."""
     return bool(feedback.rejected or feedback.missing)
+
+
+def is_flat(image_bgr: np.ndarray) -> bool:
+    """Whether every channel of a BGR image spans under ``FLAT_IMAGE_RANGE`` (one colour).
+
+    Per channel: a red or green page spans 0 to 200 across its channels and is still one
+    colour. Read on a grid of about 64 x 64 pixels, so a huge image costs no more.
+    """
+    h, w = image_bgr.shape[:2]
+    sample = image_bgr[:: max(1, h // 64), :: max(1, w // 64)].reshape(-1, image_bgr.shape[2])
+    return bool(np.ptp(sample, axis=0).max() < FLAT_IMAGE_RANGE)
 
 
 def as_bgr(image: np.ndarray, who: str) -> np.ndarray:

@@ -234,6 +234,13 @@ PROPOSERS = [
 HELPERS = {"opencv.lines": "line", "opencv.color_region": "boundary", "ocr": "text"}
 
 
+def _noisy(shape_hw: tuple[int, int], bgr: tuple[int, int, int], sigma: float) -> np.ndarray:
+    """One colour with sensor noise of ``sigma`` (seeded)."""
+    rng = np.random.default_rng(0)
+    img = np.full((*shape_hw, 3), bgr, np.float32) + rng.normal(0.0, sigma, (*shape_hw, 3))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
 @pytest.mark.parametrize("factory", PROPOSERS)
 @pytest.mark.parametrize(
     ("what", "image"),
@@ -242,6 +249,9 @@ HELPERS = {"opencv.lines": "line", "opencv.color_region": "boundary", "ocr": "te
         ("tiny", np.full((3, 3, 3), 200, np.uint8)),
         ("uniform", np.full((480, 640, 3), 128, np.uint8)),
         ("uniform grey", np.full((300, 400), 30, np.uint8)),
+        # one colour is flat whatever it spans across its channels (was "0 dice", grounded)
+        ("uniform red", np.full((480, 640, 3), (30, 40, 200), np.uint8)),
+        ("uniform felt, noisy", _noisy((480, 640), (45, 100, 50), 0.6)),
         ("huge uniform", np.full((3000, 4000, 3), 90, np.uint8)),
     ],
 )
