@@ -14,7 +14,9 @@ compact, clearly lit ones of a circle's size (a coin one region with a table lin
 circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
 colour of the table, seen only by its rim); more than 60 circles, two circles holding
 each other's centre, or circles with under 35 % of their rim on an image edge (Hough
-votes from texture) are ``problems``. For counting coins prefer ``opencv.contours``.
+votes from texture; counted on the rim clear of other circles, so a circle closed in the
+gap between coins out of their rims is one) are ``problems``. For counting coins prefer
+``opencv.contours``.
 
 Feedback: on a retry after missing elements, Hough's accumulator threshold
 (``param2``) drops by ``retry_factor`` and the blob detector's minimum
@@ -58,6 +60,10 @@ comes apart while a coin itself stays."""
 
 MIN_RIM_SUPPORT = 0.35
 """Share of a circle's rim that must lie on an image edge for the circle to be trusted."""
+NEIGHBOUR_RIM = 1.15
+"""A rim point within this many radii of another circle's centre is on that circle's rim."""
+OWN_RIM_LEAST = 0.25
+"""Least share of a rim clear of the other circles for its own support to be judged."""
 
 
 LOOSE_VOTES = 0.85
@@ -123,6 +129,29 @@ def rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np
     return rim_shares(circle_array(elements), edges, scale)
 
 
+def own_rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -> np.ndarray:
+    """:func:`rim_supports` counted on the part of each rim clear of the other circles.
+
+    Hough can close a circle in the gap between three coins out of their rims: its edge
+    support is theirs. Rim points within ``NEIGHBOUR_RIM`` radii of another circle's
+    centre are left out; a rim with under ``OWN_RIM_LEAST`` of its points clear keeps
+    its plain share (too little of it is its own to judge).
+    """
+    circles = circle_array(elements)
+    plain = rim_shares(circles, edges, scale)
+    if len(circles) < 2:
+        return plain
+    rims = circles[:, None, :2] + circles[:, None, 2:] * RIM_UNIT  # (n, 72, 2)
+    gap = rims[:, :, None, :] - circles[None, None, :, :2]  # to every centre: (n, 72, n, 2)
+    near = np.hypot(gap[..., 0], gap[..., 1]) < NEIGHBOUR_RIM * circles[None, None, :, 2]
+    near[np.arange(len(circles)), :, np.arange(len(circles))] = False  # not its own centre
+    clear = ~near.any(axis=2)
+    on = rim_points_on(rims, edges, scale)
+    kept = clear.sum(axis=1)
+    own = (on & clear).sum(axis=1) / np.maximum(kept, 1)
+    return np.where(kept >= OWN_RIM_LEAST * len(RIM_POINTS), own, plain)
+
+
 def circle_array(elements: list[Element]) -> np.ndarray:
     """Rows ``(cx, cy, r)`` of circle elements, full-image pixels."""
     rows = [(*e.fields["center_px"], e.fields["radius_px"]) for e in elements]
@@ -136,10 +165,16 @@ def rim_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarr
     Python loop per circle.
     """
     rows = circles.reshape(-1, 1, 3)
-    xy = np.rint((rows[..., :2] + rows[..., 2:] * RIM_UNIT) * scale)
+    on = rim_points_on(rows[..., :2] + rows[..., 2:] * RIM_UNIT, edges, scale)
+    return np.asarray(np.count_nonzero(on, axis=1) / len(RIM_POINTS))
+
+
+def rim_points_on(points_px: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:
+    """Whether each image point (``(..., 2)``, clipped to the copy) is an edge pixel of it."""
+    xy = np.rint(points_px * scale)
     np.clip(xy, 0, (edges.shape[1] - 1, edges.shape[0] - 1), out=xy)  # whole numbers still
     ix = xy.astype(np.intp)
-    return np.asarray(np.count_nonzero(edges[ix[..., 1], ix[..., 0]], axis=1) / len(RIM_POINTS))
+    return np.asarray(edges[ix[..., 1], ix[..., 0]] > 0)
 
 
 def circle_review(
@@ -168,12 +203,13 @@ def circle_review(
         review.unexplained = merge_found(review.unexplained, extra)
     with_peer_checks(review, cmap, elements, "circle")
     half, edges, scale = half_edges(image_bgr, param1, grey)
-    support = rim_supports(elements, edges, scale)
+    support = own_rim_supports(elements, edges, scale)
     weak = [f"#{i}" for i, share in enumerate(support, start=1) if share < MIN_RIM_SUPPORT]
     if weak:
         review.problems.append(
             f"weak support: circles {', '.join(weak[:8])} have under {MIN_RIM_SUPPORT:.0%} "
-            "of their rim on an edge (texture, not discs?)"
+            "of their rim clear of other circles on an edge (texture, or a gap between "
+            "coins, not discs?)"
         )
     loose = loose_circles(half, elements, params, edges, scale)
     review.unexplained = merge_found(review.unexplained, loose)

@@ -110,6 +110,13 @@ WHOLE_MAX_LOST = 1 - 1 / 3.5
 share of it (a sliver left of a large region is not the object's centre)."""
 BORDER_PX = 8
 """Boxes this close to the frame are cut by it (``drop_slivers``)."""
+WHOLE_DISC_FILL = 0.75
+"""Least share of its box's inscribed disc a region by the frame fills to be a whole coin
+(a coin the watershed parted from a touching one loses a cap: 0.8)."""
+WHOLE_DISC_SQUARE = 0.85
+"""Least short side over long side of such a region's box (a disc's box is square)."""
+FRAME_GAP_PX = 2
+"""A region's box nearer the frame than this is cut by it: no whole disc."""
 MAX_OBJECTS = 60
 """More elements than this is a pattern or texture, not a countable set."""
 RADIUS_ERR_FLOOR_PX = 0.25
@@ -267,10 +274,13 @@ def drop_slivers(found: list[Element], shape: tuple[int, ...]) -> list[Element]:
     """Leave out slivers: small regions cut by the border, small irregular ones.
 
     Dark clutter (a card, a pen) leaves a thin halo of table that reads as brighter than
-    the local background. A region touching the border under half the median area of
+    the local background. A region by the border under half the median area of
     the accepted regions, or an irregular one under a third of it, is such a halo, not an
     object (an irregular region of an object's size is still refused); so is anything
-    under 0.15 of that median (a speck beside coins six times its area).
+    under 0.15 of that median (a speck beside coins six times its area). By the border
+    but off the frame, a region filling its square box as a disc does is a small coin (one
+    touching a larger coin was lost here, unseen by the self-check, which sees the two as
+    one region) and an irregular one stays refused.
     """
     h, w = shape[:2]
     areas = [
@@ -282,11 +292,33 @@ def drop_slivers(found: list[Element], shape: tuple[int, ...]) -> list[Element]:
 
     def sliver(e: Element) -> bool:
         area = float(e.fields.get("area_px") or 0.0)
-        if area < 0.15 * typical or (_at_border(e, w, h) and area < 0.5 * typical):
+        if area < 0.15 * typical or (_refused(e) and area < 0.35 * typical):
             return True
-        return _refused(e) and area < 0.35 * typical
+        if _at_border(e, w, h) and area < 0.5 * typical:
+            # off the frame, an irregular region stays refused and a whole disc is a coin
+            return not (_off_frame(e, w, h) and (_refused(e) or _whole_disc(e)))
+        return False
 
     return [e for e in found if not sliver(e)]
+
+
+def _off_frame(e: Element, w: int, h: int) -> bool:
+    """Whether a region's box keeps ``FRAME_GAP_PX`` off the frame (the frame does not cut it)."""
+    x1, y1, x2, y2 = bounds(e)
+    return min(x1, y1, w - x2, h - y2) >= FRAME_GAP_PX
+
+
+def _whole_disc(e: Element) -> bool:
+    """Whether a region fills a square box as a disc does: a small coin, not a halo of table.
+
+    A halo of table beside dark clutter is thinner or longer.
+    """
+    x1, y1, x2, y2 = bounds(e)
+    side = max(x2 - x1, y2 - y1)
+    if _refused(e) or side <= 0:
+        return False
+    fill = float(e.fields.get("area_px") or 0.0) / (np.pi / 4 * side * side)
+    return fill >= WHOLE_DISC_FILL and min(x2 - x1, y2 - y1) / side >= WHOLE_DISC_SQUARE
 
 
 def _at_border(e: Element, w: int, h: int) -> bool:

@@ -20,7 +20,9 @@ all are ``unexplained``; a box much smaller or larger than the others, or far
 from square, is a doubt too (``problems``), since one coin seen as two, or two
 touching coins seen as one, would change the count; so is a box scored under
 ``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
-corner of a dark card on the table).
+corner of a dark card on the table), and a box scored under ``bare_conf`` whose
+inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
+the contrast map, shows two straight edges, not a rim).
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ from groundeval.grounding.proposers._residue import (
     contrast_map,
     sizes_from,
     unexplained_regions,
+)
+from groundeval.grounding.proposers.opencv_circles import (
+    MIN_RIM_SUPPORT,
+    CirclesProposer,
+    half_edges,
+    rim_shares,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer, doubtful_boxes, inside_share
 from groundeval.state import Element, GroundSpec
@@ -141,6 +149,7 @@ class YoloCoinsProposer(YoloProposer):
         unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
         problems += box_doubts(elements, params)
         problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
+        problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]))
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
@@ -270,6 +279,30 @@ def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> 
                 "a shadow or a mark, not a coin?"
             )
     return problems
+
+
+def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: float) -> list[str]:
+    """Boxes the network scored under ``sure_conf`` whose inscribed circle runs on no edge.
+
+    A coin's rim is an edge all round (a card lying on it still leaves most of the rim);
+    the corner of a dark card, which the network half believes in and the contrast map
+    lights, has two straight edges that its box's circle crosses in a few points only.
+    Edges as ``opencv.circles`` reads a rim (half-size copy, its Canny cut).
+    """
+    doubtful = [(i, e) for i, e in enumerate(elements, start=1)
+                if float(e.fields["confidence"]) < sure_conf]  # fmt: skip
+    if not doubtful:
+        return []
+    _, edges, scale = half_edges(image_bgr, float(CirclesProposer.defaults["param1"]))
+    boxes = [element_xyxy(e) for _, e in doubtful]
+    circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
+                        for x1, y1, x2, y2 in boxes])  # fmt: skip
+    return [
+        f"coin #{i} (scored {float(e.fields['confidence']):.2f}) has {share:.0%} of its rim "
+        f"on an edge (under {MIN_RIM_SUPPORT:.0%}): a card's corner or a mark, not a coin?"
+        for (i, e), share in zip(doubtful, rim_shares(circles, edges, scale), strict=True)
+        if share < MIN_RIM_SUPPORT
+    ]
 
 
 def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:

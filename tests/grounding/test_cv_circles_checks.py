@@ -169,3 +169,33 @@ def test_a_coin_the_colour_of_the_table_is_flagged_by_the_blobs_loose_vote() -> 
     assert "looser vote" in flag.reason
     x1, y1, x2, y2 = flag.xyxy_px or [0.0] * 4
     assert x1 < 502 < x2 and y1 < 262 < y2  # the copper coin's centre
+
+
+def test_a_circle_closed_in_the_gap_between_coins_is_weak() -> None:
+    # Hough can close a circle in the gap between three coins out of their rims and relief
+    # rings (in-style hard seed 1056, a tuning range: "10 coins" for 9); on the part of its
+    # rim clear of the coins there is no edge, while each coin's own rim is all edge
+    edges = np.zeros((240, 320), np.uint8)
+    centres = [(160 + 52 * np.cos(a), 120 + 52 * np.sin(a)) for a in np.deg2rad([90, 210, 330])]
+    for cx, cy in centres:
+        for r in range(8, 34, 4):  # rim and relief rings
+            cv2.circle(edges, (round(cx), round(cy)), r, 255, 2)
+    coins = [opencv_circles._circle(cx, cy, 32.0) for cx, cy in centres]
+    gap = opencv_circles._circle(160.0, 120.0, 42.0)
+    plain = opencv_circles.rim_supports([*coins, gap], edges, 1.0)
+    own = opencv_circles.own_rim_supports([*coins, gap], edges, 1.0)
+    assert plain[-1] >= opencv_circles.MIN_RIM_SUPPORT  # the plain share trusted it
+    assert own[-1] < opencv_circles.MIN_RIM_SUPPORT
+    assert (own[:3] == 1.0).all()
+    # a lone circle has no neighbours to leave out: its share is the plain one
+    assert opencv_circles.own_rim_supports([gap], edges, 1.0).tolist() == [plain[-1]]
+
+
+def test_in_style_gap_circle_withholds() -> None:
+    from groundeval.benchmarks.synthetic import generate
+
+    s = generate("coins", "hard", 1056)
+    spec = GroundSpec(helper="boxes", proposer="opencv.circles")
+    proposal = opencv_circles.CirclesProposer().run(s.image_bgr, spec)
+    assert len(proposal.elements) == s.truth["count"] + 1
+    assert any("clear of other circles" in p for p in proposal.problems), proposal.problems
