@@ -20,7 +20,12 @@ from groundeval.benchmarks.synthetic._common import Scene, count_word, gate, har
 from groundeval.programs import GroundSpec, NamedCheck, Program
 
 SHADOW_RANGE = {"label": "shadow", "hsv_lower": [0, 0, 0], "hsv_upper": [179, 255, 85]}
-TOLERANCE_PX = 12.0
+TOLERANCE_PX = 24.0
+"""How far a shadow's extension line may pass from where the others meet. Read off in-style
+seeds 1100-1299 (all difficulties): shadows of one lamp miss by up to 14.6 px (a clutter dot
+on a shadow, or at its foot, bends its axis by up to 3.6 degrees), shadows turned 30-70
+degrees by 41 px or more; 12 px, as before, called three consistent hard scenes of 600
+inconsistent."""
 LAMP_BGR = (40, 220, 250)
 
 

@@ -138,18 +138,19 @@ def own_rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -
     its plain share (too little of it is its own to judge).
     """
     circles = circle_array(elements)
-    plain = rim_shares(circles, edges, scale)
-    if len(circles) < 2:
-        return plain
     rims = circles[:, None, :2] + circles[:, None, 2:] * RIM_UNIT  # (n, 72, 2)
-    gap = rims[:, :, None, :] - circles[None, None, :, :2]  # to every centre: (n, 72, n, 2)
-    near = np.hypot(gap[..., 0], gap[..., 1]) < NEIGHBOUR_RIM * circles[None, None, :, 2]
-    near[np.arange(len(circles)), :, np.arange(len(circles))] = False  # not its own centre
-    clear = ~near.any(axis=2)
     on = rim_points_on(rims, edges, scale)
-    kept = clear.sum(axis=1)
-    own = (on & clear).sum(axis=1) / np.maximum(kept, 1)
-    return np.where(kept >= OWN_RIM_LEAST * len(RIM_POINTS), own, plain)
+    shares = np.count_nonzero(on, axis=1) / len(RIM_POINTS)
+    gap = circles[:, None, :2] - circles[None, :, :2]
+    reach = np.hypot(gap[..., 0], gap[..., 1]) < circles[:, None, 2] + NEIGHBOUR_RIM * circles[:, 2]
+    np.fill_diagonal(reach, False)
+    for i in np.flatnonzero(reach.any(axis=1)):  # only rims another circle reaches
+        others = circles[reach[i]]
+        d = np.hypot(rims[i, :, None, 0] - others[:, 0], rims[i, :, None, 1] - others[:, 1])
+        clear = (d >= NEIGHBOUR_RIM * others[:, 2]).all(axis=1)
+        if np.count_nonzero(clear) >= OWN_RIM_LEAST * len(RIM_POINTS):
+            shares[i] = np.count_nonzero(on[i] & clear) / np.count_nonzero(clear)
+    return np.asarray(shares)
 
 
 def circle_array(elements: list[Element]) -> np.ndarray:
