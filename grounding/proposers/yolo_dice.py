@@ -5,7 +5,9 @@ its in-style synthetic dice: see the model card) proposes die boxes. Each box is
 snapped to the face under it: the face's colour is the median colour of the
 box's centre, and the face is the connected region of that colour (pips
 filled in) that best covers the box, so white, red, blue or black faces are
-read alike; where the face is the table's colour, the box is the face. The pips
+read alike; where the face is the table's colour, the box is the face (and a one read
+there needs the network to score the box ``lone_pip_conf`` or more: a one's layout is
+any round spot near the middle, a mark on the table too). The pips
 on that face are counted by ``opencv.dice``'s counter (lighter or darker than
 the face). A box whose face cannot be read keeps its detector bounds and gets
 ``pips: None`` with the ``problem``, so a verifier checking the field schema
@@ -86,6 +88,7 @@ class YoloDiceProposer(YoloProposer):
         "residue_high_factor": 2.5,
         "halo_centre_share": 0.25,
         "doubt_conf": 0.05,
+        "lone_pip_conf": 0.5,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
@@ -131,6 +134,8 @@ class YoloDiceProposer(YoloProposer):
                 side = float(np.sqrt(rw * rh))
                 fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
                 fields["detector_xyxy_px"] = raw
+                if fields["pips"] == 1 and _unsure_one(face, raw, element, params):
+                    fields["pips"], problem = None, LONE_SPOT
             if problem == AN_ELLIPSE:
                 continue
             if problem:
@@ -257,6 +262,8 @@ def same_colour_faces(
 FACE_SPREAD = 1.6
 """A face colour whose region's box is this many times the detector's box spreads past the
 die (a face the colour of its table, a see-through face): the box is then the face."""
+LONE_SPOT = "one spot on ground of the table's colour, the network unsure: a mark, no die?"
+"""Why a one read on a box that is its own face is refused (:func:`_unsure_one`)."""
 AN_ELLIPSE = "the region under the box is a long ellipse, no die"
 """Why a box is dropped: no face of a die, in any view, is a long smooth ellipse."""
 ELLIPSE_FILL = 0.82
@@ -314,9 +321,29 @@ def find_face(
     if (fx2 - fx1) * (fy2 - fy1) > FACE_SPREAD * box_area:
         # face and table alike: the colour cannot bound the face, the detector's box does
         # (the pip reading's own checks still refuse a box whose pips are not a die's)
-        corners = [(bx1, by1), (bx2, by1), (bx2, by2), (bx1, by2)]
-        return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2), ""
+        return _box_corners([bx1, by1, bx2, by2]), ""
     return hull + np.array([x1, y1], np.int32), ""
+
+
+def _unsure_one(
+    face: np.ndarray, raw: list[float], element: Element, params: dict[str, Any]
+) -> bool:
+    """A one read on a box that is its own face, scored under ``lone_pip_conf``.
+
+    Where the face is the table's colour the box bounds it, and a one's layout is any round
+    spot near the middle: a mark on the table in a box the network half believes in reads
+    as a die (in-style hard seed 6049: a green oval on the grey table, scored 0.37).
+    """
+    corners = _box_corners(raw)
+    is_box = face.shape == corners.shape and bool(np.array_equal(face, corners))
+    return is_box and float(element.fields["confidence"]) < float(params["lone_pip_conf"])
+
+
+def _box_corners(xyxy: list[float]) -> np.ndarray:
+    """A box as a contour of its four corners (whole pixels), as :func:`find_face` gives it."""
+    x1, y1, x2, y2 = xyxy
+    corners = [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
+    return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2)
 
 
 def _elliptic(contour: np.ndarray, shape: tuple[int, ...]) -> bool:

@@ -14,10 +14,10 @@ from tests._support.tuning_dice import over_die
 FELT = (40, 110, 50)
 
 
-def _read(img: np.ndarray, xyxy: list[float]) -> dict:
+def _read(img: np.ndarray, xyxy: list[float], confidence: float = 0.9) -> dict:
     proposer = yolo_dice.YoloDiceProposer()
     params = proposer.resolve(GroundSpec(helper="boxes", proposer=proposer.name))
-    found = proposer.read_faces(img, [box(xyxy, class_name="die", confidence=0.9)], params)
+    found = proposer.read_faces(img, [box(xyxy, class_name="die", confidence=confidence)], params)
     assert len(found) == 1
     return found[0].fields
 
@@ -36,6 +36,27 @@ def test_a_face_the_colour_of_its_table_is_read_inside_the_box() -> None:
     fields = _read(_felt_die(three), [120, 80, 181, 141])
     assert fields["pips"] == 3, fields.get("problem")
     assert fields["detector_xyxy_px"] == [120, 80, 181, 141]
+
+
+def test_a_one_on_ground_of_the_table_s_colour_needs_a_sure_box() -> None:
+    # a one's layout is any round spot near the middle: on ground of the table's colour, in a
+    # box the network half believes in, a mark reads as a die (in-style hard seed 6049)
+    one = _felt_die([(0.5, 0.5)])
+    assert _read(one, [120, 80, 181, 141], confidence=0.6)["pips"] == 1
+    unsure = _read(one, [120, 80, 181, 141], confidence=0.37)
+    assert unsure["pips"] is None and unsure["problem"] == yolo_dice.LONE_SPOT
+    # a three carries its layout: the same unsure box still reads it
+    three = _felt_die([(0.25, 0.25), (0.5, 0.5), (0.75, 0.75)])
+    assert _read(three, [120, 80, 181, 141], confidence=0.37)["pips"] == 3
+
+
+def test_in_style_mark_on_the_table_is_no_die() -> None:
+    from groundeval.benchmarks.synthetic import generate
+
+    scene = generate("dice", "hard", 6049)
+    proposal = yolo_dice.YoloDiceProposer().run(scene.image_bgr, GroundSpec(helper="boxes"))
+    assert [e.fields["pips"] for e in proposal.elements] == [3, None]
+    assert scene.truth["count"] == 1 and proposal.elements[1].fields["confidence"] < 0.5
 
 
 def test_a_box_on_bare_table_of_one_colour_reads_no_pips() -> None:
