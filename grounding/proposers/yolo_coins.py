@@ -265,8 +265,8 @@ def same_colour_coins(
         if any(np.linalg.norm(colour - c) < COIN_COLOUR_DISTANCE / 2 for c in colours):
             continue
         colours.append(colour)
-        alike = cv2.compare(colour_distance(lab, colour), COIN_COLOUR_DISTANCE, cv2.CMP_LT)
-        alike = cv2.morphologyEx(alike & uncovered, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        near = (colour_distance(lab, colour) < COIN_COLOUR_DISTANCE).astype(np.uint8) * 255
+        alike = cv2.morphologyEx(near & uncovered, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         contours, _ = cv2.findContours(alike, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         for outline in map(Outline, contours):
             if not least <= outline.area <= most or outline.area < 0.8 * outline.hull_area:
