@@ -5,9 +5,9 @@ its in-style synthetic dice: see the model card) proposes die boxes. Each box is
 snapped to the face under it: the face's colour is the median colour of the
 box's centre, and the face is the connected region of that colour (pips
 filled in) that best covers the box, so white, red, blue or black faces are
-read alike; where the face is the table's colour, the box is the face (and a one read
-there needs the network to score the box ``lone_pip_conf`` or more: a one's layout is
-any round spot near the middle, a mark on the table too). The pips
+read alike; where the face is the table's colour, the box is the face (if the network
+scored it ``table_face_conf`` or more: there no outline says a die is there, and a one's
+layout is any round spot near the middle, a mark on the table too). The pips
 on that face are counted by ``opencv.dice``'s counter (lighter or darker than
 the face). A box whose face cannot be read keeps its detector bounds and gets
 ``pips: None`` with the ``problem``, so a verifier checking the field schema
@@ -88,7 +88,7 @@ class YoloDiceProposer(YoloProposer):
         "residue_high_factor": 2.5,
         "halo_centre_share": 0.25,
         "doubt_conf": 0.05,
-        "lone_pip_conf": 0.5,
+        "table_face_conf": 0.5,
     }
 
     def adapt(self, params: dict[str, Any], feedback: Feedback) -> dict[str, Any]:
@@ -134,8 +134,8 @@ class YoloDiceProposer(YoloProposer):
                 side = float(np.sqrt(rw * rh))
                 fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
                 fields["detector_xyxy_px"] = raw
-                if fields["pips"] == 1 and _unsure_one(face, raw, element, params):
-                    fields["pips"], problem = None, LONE_SPOT
+                if fields["pips"] is not None and _unsure_table_face(face, raw, element, params):
+                    fields["pips"], problem = None, UNSURE_TABLE_FACE
             if problem == AN_ELLIPSE:
                 continue
             if problem:
@@ -262,8 +262,8 @@ def same_colour_faces(
 FACE_SPREAD = 1.6
 """A face colour whose region's box is this many times the detector's box spreads past the
 die (a face the colour of its table, a see-through face): the box is then the face."""
-LONE_SPOT = "one spot on ground of the table's colour, the network unsure: a mark, no die?"
-"""Why a one read on a box that is its own face is refused (:func:`_unsure_one`)."""
+UNSURE_TABLE_FACE = "a face the table's colour, the network unsure: a mark on the table?"
+"""Why a box that is its own face is refused (:func:`_unsure_table_face`)."""
 AN_ELLIPSE = "the region under the box is a long ellipse, no die"
 """Why a box is dropped: no face of a die, in any view, is a long smooth ellipse."""
 ELLIPSE_FILL = 0.82
@@ -325,18 +325,19 @@ def find_face(
     return hull + np.array([x1, y1], np.int32), ""
 
 
-def _unsure_one(
+def _unsure_table_face(
     face: np.ndarray, raw: list[float], element: Element, params: dict[str, Any]
 ) -> bool:
-    """A one read on a box that is its own face, scored under ``lone_pip_conf``.
+    """A box that is its own face (the table's colour), scored under ``table_face_conf``.
 
-    Where the face is the table's colour the box bounds it, and a one's layout is any round
-    spot near the middle: a mark on the table in a box the network half believes in reads
-    as a die (in-style hard seed 6049: a green oval on the grey table, scored 0.37).
+    There no outline says a die is there, only the network and the pips; a one's layout is
+    any round spot near the middle, a two's a stick split in two, so a mark on the table in
+    a box the network half believes in reads as a die (in-style hard seeds 6049 and 8061:
+    a green oval on grey, a pink stick on red, scored 0.37 each).
     """
     corners = _box_corners(raw)
     is_box = face.shape == corners.shape and bool(np.array_equal(face, corners))
-    return is_box and float(element.fields["confidence"]) < float(params["lone_pip_conf"])
+    return is_box and float(element.fields["confidence"]) < float(params["table_face_conf"])
 
 
 def _box_corners(xyxy: list[float]) -> np.ndarray:
