@@ -271,13 +271,16 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return w > 0 and h > 0
 
 
-def lab_distance(lab8: np.ndarray, background8: np.ndarray) -> np.ndarray:
+def lab_distance(
+    lab8: np.ndarray, background8: np.ndarray | tuple[float, float, float, float]
+) -> np.ndarray:
     """Per-pixel Euclidean distance between two 8-bit Lab images, as float32.
 
     Whole-number differences: squared from their absolute value in 8 bits, every step is
     exact, so this is the distance of the images taken as floats, in fewer passes.
+    ``background8`` may be one whole-number colour, ``(L, a, b, 0)``.
     """
-    diff = cv2.absdiff(lab8, background8)
+    diff = cv2.absdiff(lab8, background8)  # type: ignore[arg-type]  # OpenCV takes a Scalar
     squared = cv2.multiply(diff, diff, dtype=cv2.CV_32F)
     summed = cv2.transform(squared, np.ones((1, 3), np.float32))
     return np.asarray(cv2.sqrt(summed)).reshape(lab8.shape[:2])

@@ -42,9 +42,9 @@ from groundeval.grounding.proposers._residue import (
     ContrastMap,
     Outline,
     Sizes,
-    colour_distance,
     contrast_map,
     halved,
+    lab_distance,
     merge_found,
     sizes_from,
     unexplained_regions,
@@ -209,7 +209,7 @@ def outside_boxes(
 
 
 COIN_COLOUR_DISTANCE = 30.0
-"""Lab distance (8-bit units) within which a pixel has a found coin's colour."""
+"""Lab distance (8-bit units) up to which a pixel has a found coin's colour."""
 COLOUR_LOW_SHARE = 0.2
 """Least area of a region of a coin's colour, as a share of the smallest coin box (a coin's
 face, its darker rim aside, fills half its box; a smaller coin, partly hidden, less)."""
@@ -261,12 +261,14 @@ def same_colour_coins(
         inner = lab[max(0, int(cy - r)) : int(cy + r) + 1, max(0, int(cx - r)) : int(cx + r) + 1]
         if inner.size == 0:
             continue
-        colour = np.median(inner.reshape(-1, 3), axis=0).astype(np.float32)
+        colour = np.rint(np.median(inner.reshape(-1, 3), axis=0))
         if any(np.linalg.norm(colour - c) < COIN_COLOUR_DISTANCE / 2 for c in colours):
             continue
         colours.append(colour)
-        near = (colour_distance(lab, colour) < COIN_COLOUR_DISTANCE).astype(np.uint8) * 255
-        alike = cv2.morphologyEx(near & uncovered, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        # whole Lab levels: the distance in 8 bits, exact and quick
+        dist = lab_distance(lab, (float(colour[0]), float(colour[1]), float(colour[2]), 0.0))
+        near = cv2.bitwise_and(cv2.inRange(dist, 0.0, COIN_COLOUR_DISTANCE), uncovered)
+        alike = cv2.morphologyEx(near, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         contours, _ = cv2.findContours(alike, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         for outline in map(Outline, contours):
             if not least <= outline.area <= most or outline.area < 0.8 * outline.hull_area:
