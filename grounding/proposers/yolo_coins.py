@@ -10,12 +10,14 @@ box nested in another and a box straddling two surer ones are dropped
 (:func:`without_nested`). A retry keeps the confidence cut: at a lower cut false
 coins are accepted.
 
-Self-check: a coin the network missed must withhold the question. Two checks
+Self-check: a coin the network missed must withhold the question. Three checks
 look for one: boxes the network scored below ``conf`` but at least
 ``doubt_conf`` that no accepted box covers (it half believed they are coins),
-and the residue check shared by the CV proposers (compact, roundish regions
+the residue check shared by the CV proposers (compact, roundish regions
 contrasting with their surroundings, of a coin's size, that no box covers,
-then once more with every box erased, for a missed coin touching a found one);
+then once more with every box erased, for a missed coin touching a found one),
+and round regions of a found coin's colour, lit on the contrast map, that no coin
+covers (:func:`same_colour_coins`: a coin one region with its neighbours and a card);
 all are ``unexplained``; a box much smaller or larger than the others, or far
 from square, is a doubt too (``problems``), since one coin seen as two, or two
 touching coins seen as one, would change the count; so is a box scored under
@@ -220,7 +222,7 @@ COLOUR_LIT = 0.5
 and more, patches of a table of a coin's colour 0.06 and less)."""
 
 
-def _lit_share(cmap: ContrastMap, xyxy: tuple[float, float, float, float]) -> float:
+def _lit_box_share(cmap: ContrastMap, xyxy: tuple[float, float, float, float]) -> float:
     """Share of a box (image pixels) lit on the contrast map."""
     s = cmap.scale
     x1, y1, x2, y2 = (int(v * s) for v in xyxy)
@@ -277,7 +279,7 @@ def same_colour_coins(
                 continue
             x, y, bw, bh = outline.bbox
             xyxy = (x / s, y / s, (x + bw) / s, (y + bh) / s)
-            if _lit_share(cmap, xyxy) < COLOUR_LIT:
+            if _lit_box_share(cmap, xyxy) < COLOUR_LIT:
                 continue
             said = "a coin-sized region of a found coin's colour that no coin covers"
             found.append(box(xyxy, reason=said))
