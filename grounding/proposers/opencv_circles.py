@@ -138,7 +138,7 @@ def own_rim_supports(elements: list[Element], edges: np.ndarray, scale: float) -
     its plain share (too little of it is its own to judge).
     """
     circles = circle_array(elements)
-    rims = circles[:, None, :2] + circles[:, None, 2:] * RIM_UNIT  # (n, 72, 2)
+    rims = rim_points(circles)
     on = rim_points_on(rims, edges, scale)
     shares = np.count_nonzero(on, axis=1) / len(RIM_POINTS)
     gap = circles[:, None, :2] - circles[None, :, :2]
@@ -165,9 +165,14 @@ def rim_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarr
     ``circles`` are rows ``(cx, cy, r)``. All at once: one array operation instead of a
     Python loop per circle.
     """
-    rows = circles.reshape(-1, 1, 3)
-    on = rim_points_on(rows[..., :2] + rows[..., 2:] * RIM_UNIT, edges, scale)
+    on = rim_points_on(rim_points(circles), edges, scale)
     return np.asarray(np.count_nonzero(on, axis=1) / len(RIM_POINTS))
+
+
+def rim_points(circles: np.ndarray) -> np.ndarray:
+    """The 72 rim points of each row ``(cx, cy, r)``, shape ``(n, 72, 2)``, image pixels."""
+    rows = circles.reshape(-1, 1, 3)
+    return np.asarray(rows[..., :2] + rows[..., 2:] * RIM_UNIT)
 
 
 def rim_points_on(points_px: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:

@@ -42,7 +42,6 @@ from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
-    Outline,
     Sizes,
     contrast_map,
     halved,
@@ -250,7 +249,7 @@ def same_colour_coins(
     lab = cv2.cvtColor(copy, cv2.COLOR_BGR2LAB)
     s = lab.shape[1] / w
     areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in boxes]
-    least, most = COLOUR_LOW_SHARE * min(areas) * s * s, 2.5 * max(areas) * s * s
+    sizes = Sizes(COLOUR_LOW_SHARE * min(areas), 2.5 * max(areas), 0.0)
     uncovered = np.full(lab.shape[:2], 255, np.uint8)
     for x1, y1, x2, y2 in boxes:
         centre = (round((x1 + x2) / 2 * s), round((y1 + y2) / 2 * s))
@@ -271,18 +270,12 @@ def same_colour_coins(
         dist = lab_distance(lab, (float(colour[0]), float(colour[1]), float(colour[2]), 0.0))
         near = cv2.bitwise_and(cv2.inRange(dist, 0.0, COIN_COLOUR_DISTANCE), uncovered)
         alike = cv2.morphologyEx(near, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        contours, _ = cv2.findContours(alike, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for outline in map(Outline, contours):
-            if not least <= outline.area <= most or outline.area < 0.8 * outline.hull_area:
-                continue
-            if outline.area < 0.5 * np.pi * outline.radius**2:
-                continue
-            x, y, bw, bh = outline.bbox
-            xyxy = (x / s, y / s, (x + bw) / s, (y + bh) / s)
-            if _lit_box_share(cmap, xyxy) < COLOUR_LIT:
-                continue
-            said = "a coin-sized region of a found coin's colour that no coin covers"
-            found.append(box(xyxy, reason=said))
+        # judged as any residue region is (found coins already cleared as discs)
+        look = ContrastMap(s, dist, alike, COIN_COLOUR_DISTANCE)
+        regions, _ = unexplained_regions(look, [], sizes, "coin", min_roundness=0.5)
+        said = "a coin-sized region of a found coin's colour that no coin covers"
+        found += [u.model_copy(update={"reason": said}) for u in regions
+                  if _lit_box_share(cmap, element_xyxy(u)) >= COLOUR_LIT]  # fmt: skip
     return found
 
 

@@ -125,7 +125,7 @@ class YoloDiceProposer(YoloProposer):
         found: list[Element] = []
         for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
             raw = element.xyxy_px or []
-            face, problem = find_face(lab, raw, params)
+            face, problem, box_is_face = _face(lab, raw, params)
             fields: dict[str, Any] = {**element.fields, "pips": None}
             xyxy = list(raw)
             if face is not None:
@@ -134,7 +134,8 @@ class YoloDiceProposer(YoloProposer):
                 side = float(np.sqrt(rw * rh))
                 fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
                 fields["detector_xyxy_px"] = raw
-                if fields["pips"] is not None and _unsure_table_face(face, raw, element, params):
+                unsure = float(element.fields["confidence"]) < float(params["table_face_conf"])
+                if fields["pips"] is not None and box_is_face and unsure:
                     fields["pips"], problem = None, UNSURE_TABLE_FACE
             if problem == AN_ELLIPSE:
                 continue
@@ -263,7 +264,10 @@ FACE_SPREAD = 1.6
 """A face colour whose region's box is this many times the detector's box spreads past the
 die (a face the colour of its table, a see-through face): the box is then the face."""
 UNSURE_TABLE_FACE = "a face the table's colour, the network unsure: a mark on the table?"
-"""Why a box that is its own face is refused (:func:`_unsure_table_face`)."""
+"""Why a box that is its own face (the table's colour) scored under ``table_face_conf`` is
+refused: there no outline says a die is there, only the network and the pips, and a one's
+layout is any round spot near the middle, a two's a stick split in two (in-style hard seeds
+6049 and 8061: a green oval on grey, a pink stick on red, boxes scored 0.37)."""
 AN_ELLIPSE = "the region under the box is a long ellipse, no die"
 """Why a box is dropped: no face of a die, in any view, is a long smooth ellipse."""
 ELLIPSE_FILL = 0.82
@@ -285,13 +289,21 @@ def find_face(
     When that colour spreads far past the box (a face the colour of its table, a
     see-through face), the box itself is the face.
     """
+    face, problem, _ = _face(lab, xyxy_px, params)
+    return face, problem
+
+
+def _face(
+    lab: np.ndarray, xyxy_px: list[float], params: dict[str, Any]
+) -> tuple[np.ndarray | None, str, bool]:
+    """:func:`find_face`, and whether the face is the detector's box (the table's colour)."""
     h, w = lab.shape[:2]
     if len(xyxy_px) != 4:
-        return None, "detector box has no bounds"
+        return None, "detector box has no bounds", False
     bx1, by1, bx2, by2 = (float(v) for v in xyxy_px)
     bw, bh = bx2 - bx1, by2 - by1
     if min(bw, bh) < 6:
-        return None, "box too small to read"
+        return None, "box too small to read", False
     margin = float(params["face_margin_share"]) * max(bw, bh)
     x1, y1 = max(int(bx1 - margin), 0), max(int(by1 - margin), 0)
     x2, y2 = min(int(np.ceil(bx2 + margin)), w), min(int(np.ceil(by2 + margin)), h)
@@ -308,43 +320,22 @@ def find_face(
     covered = [(_overlap(_rect(c), target) / box_area, c) for c in contours]
     share, face = max(covered, key=lambda t: t[0], default=(0.0, None))
     if face is None or share < float(params["min_face_cover"]):
-        return None, f"no die face of one colour under the box ({share:.0%} covered)"
+        return None, f"no die face of one colour under the box ({share:.0%} covered)", False
     hull = cv2.convexHull(face)
     (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
     fill = cv2.contourArea(hull) / max(rw * rh, 1.0)
     long = max(rw, rh) > float(params["max_face_aspect"]) * max(min(rw, rh), 1.0)
     if long or fill < float(params["min_face_fill"]):
         if fill <= ELLIPSE_FILL and _elliptic(face, mask.shape):
-            return None, AN_ELLIPSE
-        return None, "the region under the box is not one square face"
+            return None, AN_ELLIPSE, False
+        return None, "the region under the box is not one square face", False
     fx1, fy1, fx2, fy2 = _rect(hull)
     if (fx2 - fx1) * (fy2 - fy1) > FACE_SPREAD * box_area:
         # face and table alike: the colour cannot bound the face, the detector's box does
         # (the pip reading's own checks still refuse a box whose pips are not a die's)
-        return _box_corners([bx1, by1, bx2, by2]), ""
-    return hull + np.array([x1, y1], np.int32), ""
-
-
-def _unsure_table_face(
-    face: np.ndarray, raw: list[float], element: Element, params: dict[str, Any]
-) -> bool:
-    """A box that is its own face (the table's colour), scored under ``table_face_conf``.
-
-    There no outline says a die is there, only the network and the pips; a one's layout is
-    any round spot near the middle, a two's a stick split in two, so a mark on the table in
-    a box the network half believes in reads as a die (in-style hard seeds 6049 and 8061:
-    a green oval on grey, a pink stick on red, scored 0.37 each).
-    """
-    corners = _box_corners(raw)
-    is_box = face.shape == corners.shape and bool(np.array_equal(face, corners))
-    return is_box and float(element.fields["confidence"]) < float(params["table_face_conf"])
-
-
-def _box_corners(xyxy: list[float]) -> np.ndarray:
-    """A box as a contour of its four corners (whole pixels), as :func:`find_face` gives it."""
-    x1, y1, x2, y2 = xyxy
-    corners = [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
-    return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2)
+        corners = [(bx1, by1), (bx2, by1), (bx2, by2), (bx1, by2)]
+        return np.array(corners, np.float32).round().astype(np.int32).reshape(-1, 1, 2), "", True
+    return hull + np.array([x1, y1], np.int32), "", False
 
 
 def _elliptic(contour: np.ndarray, shape: tuple[int, ...]) -> bool:
