@@ -16,7 +16,8 @@ when that verifier is installed.
 The program's check then decides and the outcome is compared with the truth.
 
 Printed per style, scene kind and proposer: decisions right / wrong / withheld /
-error, the wrong share of decided questions (right + wrong), and the share of
+error, the wrong share of decided questions (right + wrong) with its one-sided 95 % upper
+bound (exact binomial: what the share can honestly claim), and the share of
 images whose every question was decided right ("exact").
 
     .venv/bin/python perf/synthetic_accuracy.py                 # all styles, defaults
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import importlib
 import json
 import os
 import sys
@@ -40,6 +42,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+from groundeval.programs.stats import rate_upper_bound
 
 PATHS: dict[str, list[str]] = {
     "dice": ["opencv.dice", "yolo.dice", "opencv.dice+yolo.dice"],
@@ -65,8 +69,12 @@ CONSENSUS_SETTINGS = {"yolo.coins": {"consensus": {"field_rel_tol": 0.15}}}
 """Consensus settings per main proposer: two coin detectors' radii agree within 15 %."""
 REQUIRED_PARAMS = {"opencv.color_region": ("ranges", "max_regions")}
 """Program params that are inputs, not tuning (kept when the proposer is swapped)."""
-STYLES = ("in", "out", "held")
-STYLE_LABELS = {"in": "in-style", "out": "out-of-style", "held": "held-out (reporting only)"}
+STYLES = ("in", "out", "held", "probe")
+STYLE_LABELS = {"in": "in-style", "out": "out-of-style", "held": "held-out (reporting only)",
+                "probe": "probe style (tuning below its report seed)"}  # fmt: skip
+STYLE_MODULES = {"out": "outstyle", "held": "heldout", "probe": "probe"}
+"""Styles with a renderer of their own: each has SCENES, AXIS_SCENES, DIFFICULTY and
+REPORT_SEED0, and numbers, first seeds and report seeds of its own (``--n-<style>``...)."""
 BUCKETS = ("right", "wrong", "withheld", "error")
 
 
@@ -92,13 +100,12 @@ def make_scene(task: Task) -> Any:
         from groundeval.benchmarks.synthetic import generate
 
         return generate(task.scene, task.difficulty, task.seed)
-    if task.style == "held":
-        from groundeval.benchmarks.synthetic.heldout import generate as generate_held
+    return renderer(task.style).generate(task.scene, task.seed)
 
-        return generate_held(task.scene, task.seed)
-    from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
 
-    return generate_out(task.scene, task.seed)
+def renderer(style: str) -> Any:
+    """The module of a style drawn by its own renderer (``generate(scene, seed)``)."""
+    return importlib.import_module(f"groundeval.benchmarks.synthetic.{STYLE_MODULES[style]}")
 
 
 def path_spec(spec: Any, path: str) -> Any:
@@ -180,18 +187,12 @@ def style_scenes(style: str) -> set[str]:
         from groundeval.benchmarks.synthetic import AXIS_SCENES, SCENES
 
         return {*SCENES, *AXIS_SCENES}
-    if style == "held":
-        from groundeval.benchmarks.synthetic import heldout
-
-        return {*heldout.SCENES, *heldout.AXIS_SCENES}
-    from groundeval.benchmarks.synthetic import outstyle
-
-    return set(outstyle.SCENES) | set(getattr(outstyle, "AXIS_SCENES", {}))
+    module = renderer(style)
+    return {*module.SCENES, *getattr(module, "AXIS_SCENES", {})}
 
 
 def tasks_for(args: argparse.Namespace, paths: dict[str, list[str]]) -> list[Task]:
-    from groundeval.benchmarks.synthetic import DIFFICULTIES, heldout
-    from groundeval.benchmarks.synthetic.outstyle import DIFFICULTY, REPORT_SEED0
+    from groundeval.benchmarks.synthetic import DIFFICULTIES
 
     out: list[Task] = []
     for style in args.styles.split(","):
@@ -200,18 +201,16 @@ def tasks_for(args: argparse.Namespace, paths: dict[str, list[str]]) -> list[Tas
             if scene not in known:
                 continue
             for path in paths[scene]:
-                if style == "held":
-                    seed0 = heldout.REPORT_SEED0 if args.seed_held is None else args.seed_held
-                    for seed in range(seed0, seed0 + args.n_held):
-                        out.append(Task(style, scene, heldout.DIFFICULTY, seed, path))
-                elif style == "in":
+                if style == "in":
                     for level in DIFFICULTIES:
                         for seed in range(args.seed_in, args.seed_in + args.n_in):
                             out.append(Task(style, scene, level, seed, path))
-                else:
-                    seed0 = REPORT_SEED0 if args.seed_out is None else args.seed_out
-                    for seed in range(seed0, seed0 + args.n):
-                        out.append(Task(style, scene, DIFFICULTY, seed, path))
+                    continue
+                module = renderer(style)
+                first = getattr(args, f"seed_{style}")
+                seed0 = module.REPORT_SEED0 if first is None else first
+                for seed in range(seed0, seed0 + getattr(args, f"n_{style}")):
+                    out.append(Task(style, scene, module.DIFFICULTY, seed, path))
     return out
 
 
@@ -233,13 +232,16 @@ def _init_worker() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument("--n", type=int, default=40, help="out-of-style items per scene")
+    parser.add_argument("--n", "--n-out", dest="n_out", type=int, default=40,
+                        help="out-of-style items per scene")  # fmt: skip
     parser.add_argument("--n-in", type=int, default=8, help="in-style items per difficulty")
     parser.add_argument("--seed-in", type=int, default=0, help="first in-style seed")
     parser.add_argument("--seed-out", type=int, default=None, help="first out-of-style seed")
     parser.add_argument("--n-held", type=int, default=40, help="held-out items per scene")
     parser.add_argument("--seed-held", type=int, default=None, help="first held-out seed")
-    parser.add_argument("--styles", default="in,out,held", help="any of in, out, held")
+    parser.add_argument("--n-probe", type=int, default=40, help="probe-style items per scene")
+    parser.add_argument("--seed-probe", type=int, default=None, help="first probe-style seed")
+    parser.add_argument("--styles", default="in,out,held", help="any of in, out, held, probe")
     parser.add_argument("--scenes", default=",".join(PATHS))
     parser.add_argument("--paths", default=None, help="only these paths (comma separated)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
@@ -280,7 +282,7 @@ def print_table(
 ) -> list[dict[str, Any]]:
     header = (
         f"{'style':<6}{'scene':<11}{'proposer':<32}{'images':>7}{'decis.':>7}{'right':>7}"
-        f"{'wrong':>7}{'withh.':>7}{'error':>7}{'wrong/dec':>10}{'exact':>8}"
+        f"{'wrong':>7}{'withh.':>7}{'error':>7}{'wrong/dec':>10}{'<=(95%)':>9}{'exact':>8}"
     )
     table = []
     for style in STYLES:
@@ -296,15 +298,17 @@ def print_table(
             c = t.counts
             decided = c["right"] + c["wrong"]
             share = c["wrong"] / decided if decided else 0.0
+            bound = rate_upper_bound(c["wrong"], decided)
             exact = t.exact / t.images if t.images else 0.0
             print(
                 f"{style:<6}{scene:<11}{path:<32}{t.images:>7}{sum(c.values()):>7}"
                 + "".join(f"{c[b]:>7}" for b in BUCKETS)
-                + f"{share:>10.1%}{exact:>8.0%}",
+                + f"{share:>10.1%}{'-' if bound is None else f'{bound:.1%}':>9}{exact:>8.0%}",
                 flush=True,
             )
             table.append({"style": style, "scene": scene, "path": path, "images": t.images,
                           **{b: c[b] for b in BUCKETS}, "wrong_share_of_decided": round(share, 4),
+                          "wrong_share_upper_95": None if bound is None else round(bound, 4),
                           "exact_images": round(exact, 4)})  # fmt: skip
     return table
 

@@ -187,6 +187,28 @@ def mean_of_means_interval(
     return percentile_interval(reps.mean(axis=1), level)
 
 
+def rate_upper_bound(events: int, trials: int, level: float = LEVEL) -> float | None:
+    """One-sided exact (Clopper-Pearson) upper bound of a rate seen ``events`` times in ``trials``.
+
+    What a wrong share can honestly claim: 0 wrong of 200 decided is "under 1.5 % at 95 %",
+    not "0 %". None when nothing was tried.
+
+    >>> round(rate_upper_bound(0, 200), 4)
+    0.0149
+    >>> rate_upper_bound(3, 3)
+    1.0
+    """
+    if events < 0 or trials < 0 or events > trials:
+        raise StatsInputError(f"need 0 <= events <= trials, got {events} of {trials}")
+    if not 0 < level < 1:
+        raise StatsInputError(f"level must lie between 0 and 1, got {level}")
+    if trials == 0:
+        return None
+    if events == trials:
+        return 1.0
+    return float(stats.beta.ppf(level, events + 1, trials - events))
+
+
 # ---------------------------------------------------------------------------- paired tests
 
 

@@ -20,6 +20,7 @@ from groundeval.programs.stats import (
     mean_of_means_interval,
     paired_scores,
     rank_stability,
+    rate_upper_bound,
     replicates,
     sign_flip_p,
     spearman,
@@ -119,6 +120,21 @@ def test_mcnemar_textbook() -> None:
     assert test == "mcnemar-chi2"
     assert p == pytest.approx(3.8151e-6, rel=1e-3)
     assert mcnemar(0, 0) == (1.0, "mcnemar-exact")
+
+
+def test_rate_upper_bound_is_clopper_pearson() -> None:
+    # no events: the bound solves (1 - p)^n = 1 - level ("rule of three" near 3 / n)
+    assert rate_upper_bound(0, 200) == pytest.approx(1 - 0.05 ** (1 / 200))
+    # events seen: the one-sided bound is where the binomial tail falls to 5 %
+    bound = rate_upper_bound(2, 255)
+    assert bound is not None and stats.binom.cdf(2, 255, bound) == pytest.approx(0.05)
+    assert rate_upper_bound(4, 4) == 1.0 and rate_upper_bound(0, 0) is None
+    assert rate_upper_bound(0, 200, level=0.99) > rate_upper_bound(0, 200)  # type: ignore[operator]
+    for bad in [(3, 2), (-1, 5)]:
+        with pytest.raises(StatsInputError, match="events <= trials"):
+            rate_upper_bound(*bad)
+    with pytest.raises(StatsInputError, match="level"):
+        rate_upper_bound(0, 5, level=1.0)
 
 
 def test_paired_identical_runs() -> None:
