@@ -19,10 +19,12 @@ threshold on brightness = max(B, G, R) (or an adaptive mean threshold when
 holding one object's label (or none) is given back whole (the flood can creep in over a
 groove or bevel and leave only a disc's face). Every region keeps its contour if its
 area, solidity (area / convex hull area), circularity and elongation (``max_aspect``: a
-disc merged with its shadow, or a shadow between discs, is long) pass.
-A region that fails the shape tests is looked at again with an adaptive threshold
-(``rescue_block_share`` of the short side; textured coin faces); if it still fails
-and is object-sized, it is returned with ``radius_px: None`` (``refuse_irregular``),
+disc merged with its shadow, or a shadow between discs, is long) pass, and it is no
+rectangle: a region filling over ``max_rect_fill`` of its turned bounding rectangle is a
+card, a note or a die, not a disc (a disc fills 0.79, one cut by a card's edge little more;
+1.0 turns the test off). A region that fails the shape tests is looked at again with an
+adaptive threshold (``rescue_block_share`` of the short side; textured coin faces); if
+it still fails and is object-sized, it is returned with ``radius_px: None`` (``refuse_irregular``),
 so a schema-checking verifier rejects it and the question is withheld instead of
 miscounted. Slivers (small halos of dark clutter, specks far smaller than the rest)
 are left out.
@@ -149,6 +151,7 @@ class ContoursProposer(CVProposer):
         "max_area_share": 0.25,
         "min_solidity": 0.85,
         "min_circularity": 0.0,
+        "max_rect_fill": 0.9,
         "max_aspect": 1.6,
         "split_touching": True,
         "peak_spacing": 0.8,
@@ -394,10 +397,13 @@ def regions(image_bgr: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> 
         perimeter = float(cv2.arcLength(contour, True))
         circularity = 4 * np.pi * area / perimeter**2 if perimeter > 0 else 0.0
         aspect = elongation(contour)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+        rect_fill = area / (rw * rh) if rw * rh > 0 else 0.0
         if (
             solidity < params["min_solidity"]
             or circularity < params["min_circularity"]
             or aspect > params["max_aspect"]
+            or rect_fill > params["max_rect_fill"]
         ):
             if params["refuse_irregular"]:
                 found.append(
