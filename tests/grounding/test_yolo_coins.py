@@ -241,3 +241,36 @@ def test_a_table_patch_of_a_coins_colour_is_no_coin_missed():
     cv2.circle(table, (140, 170), 25, (70, 120, 200), -1, cv2.LINE_AA)  # a coin missed
     (flag,) = yolo_coins.same_colour_coins(table, contrast_map(table, 150.0), found)
     assert iou(tuple(flag.xyxy_px), (115, 145, 165, 195)) > 0.6
+
+
+def test_a_square_note_and_a_ring_boxed_as_coins_are_doubts():
+    import cv2
+
+    from groundeval.grounding.proposers._cv import box
+
+    # a grey table with a coin, a yellow sticky note turned 30 degrees and a thin gold ring
+    img = np.full((300, 420, 3), (150, 150, 152), np.uint8)
+    cv2.circle(img, (70, 150), 40, (60, 175, 220), -1, cv2.LINE_AA)
+    note = cv2.boxPoints(((210, 150), (80, 80), 30)).astype(np.int32)
+    cv2.fillPoly(img, [note], (120, 235, 245), cv2.LINE_AA)
+    cv2.circle(img, (350, 150), 45, (60, 175, 220), 4, cv2.LINE_AA)
+    boxes = [(30, 110, 110, 190), (155, 95, 265, 205), (303, 103, 397, 197)]
+    coin, square, ring = (box(xyxy, confidence=0.9) for xyxy in boxes)
+    doubts = yolo_coins.unlike_discs(img, [coin, square, ring])
+    assert len(doubts) == 2
+    assert doubts[0].startswith("coin #2 is a rectangle") and doubts[1].startswith(
+        "coin #3 is hollow"
+    )
+    # a coin running on under a card past the box's margin is not judged by its cut outline
+    cv2.rectangle(img, (100, 20), (140, 280), (20, 20, 20), -1)
+    assert yolo_coins.unlike_discs(img, [coin]) == []
+
+
+@pytest.mark.parametrize(("seed", "shape"), [(7, "a rectangle"), (79, "hollow")])
+def test_probe_style_notes_and_rings_withhold(seed: int, shape: str):
+    # probe-style tuning seeds where the network counted a sticky note or a ring as a coin
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", seed)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert any(shape in p for p in proposal.problems), proposal.problems
