@@ -401,22 +401,20 @@ def unlike_discs(image_bgr: np.ndarray, elements: list[Element]) -> list[str]:
     fills 0.79 of its turned rectangle, a square all of it; a coin covers its box's core,
     a ring only its rim. Any coin box, whatever its score.
     """
-    lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
-    h, w = lab.shape[:2]
+    h, w = image_bgr.shape[:2]
     problems: list[str] = []
     for i, e in enumerate(elements, start=1):
         x1, y1, x2, y2 = element_xyxy(e)
         m = max(2, round(max(x2 - x1, y2 - y1) / 6))
         left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
         right, bottom = min(int(np.ceil(x2)) + m, w), min(int(np.ceil(y2)) + m, h)
-        crop = lab[top:bottom, left:right]
+        crop = cv2.cvtColor(image_bgr[top:bottom, left:right], cv2.COLOR_BGR2LAB)
         if min(crop.shape[:2]) < 8:
             continue
         margin = np.ones(crop.shape[:2], bool)
         margin[m:-m, m:-m] = False
-        table = tuple(float(round(v)) for v in np.median(crop[margin], axis=0))
-        ink = lab_distance(np.ascontiguousarray(crop), (*table, 0.0)) > SHAPE_CONTRAST
-        ink = ink.astype(np.uint8)
+        lightness, a, b = (float(round(v)) for v in np.median(crop[margin], axis=0))
+        ink = (lab_distance(crop, (lightness, a, b, 0.0)) > SHAPE_CONTRAST).astype(np.uint8)
         shape = _shape_doubt(ink, (x1 - left, y1 - top, x2 - left, y2 - top))
         if shape:
             problems.append(f"coin #{i} is {shape}, not a coin?")
