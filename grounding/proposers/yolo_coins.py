@@ -55,6 +55,7 @@ from groundeval.grounding.proposers.opencv_circles import (
     CirclesProposer,
     half_edges,
     rim_shares,
+    unlike_discs,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer, doubtful_boxes, inside_share
 from groundeval.state import Element, GroundSpec
@@ -156,7 +157,7 @@ class YoloCoinsProposer(YoloProposer):
         problems += box_doubts(elements, params)
         problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
         problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]))
-        problems += unlike_discs(image_bgr, elements)
+        problems += unlike_discs(image_bgr, elements, "coin")
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
@@ -380,73 +381,6 @@ def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: flo
         for (i, e), share in zip(doubtful, rim_shares(circles, edges, scale), strict=True)
         if share < MIN_RIM_SUPPORT
     ]
-
-
-SHAPE_CONTRAST = 25.0
-"""Lab distance from the table around a box over which a pixel is the boxed object's."""
-RECT_FILL = 0.9
-"""A boxed object filling more of its turned bounding rectangle is a rectangle (a disc: 0.79)."""
-HOLLOW_CORE = 0.2
-"""A boxed object covering less of its box's inner disc than this is hollow (a ring) ..."""
-HOLLOW_RIM = 3.0
-"""... when it covers this many times more of the outer ring of the disc (a thin ring: 10 %)."""
-
-
-def unlike_discs(image_bgr: np.ndarray, elements: list[Element]) -> list[str]:
-    """Coin boxes whose object is a rectangle (a note, a card) or hollow (a ring, an outline).
-
-    The network scores a yellow square or a gold ring as a coin with confidence. The
-    object is what differs from the table around the box (the median of a margin a sixth
-    of the box wide), judged only where it lies clear of that margin's outer edge. A disc
-    fills 0.79 of its turned rectangle, a square all of it; a coin covers its box's core,
-    a ring only its rim. Any coin box, whatever its score.
-    """
-    h, w = image_bgr.shape[:2]
-    problems: list[str] = []
-    for i, e in enumerate(elements, start=1):
-        x1, y1, x2, y2 = element_xyxy(e)
-        m = max(2, round(max(x2 - x1, y2 - y1) / 6))
-        left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
-        right, bottom = min(int(np.ceil(x2)) + m, w), min(int(np.ceil(y2)) + m, h)
-        crop = cv2.cvtColor(image_bgr[top:bottom, left:right], cv2.COLOR_BGR2LAB)
-        if min(crop.shape[:2]) < 8:
-            continue
-        margin = np.ones(crop.shape[:2], bool)
-        margin[m:-m, m:-m] = False
-        lightness, a, b = (float(round(v)) for v in np.median(crop[margin], axis=0))
-        ink = (lab_distance(crop, (lightness, a, b, 0.0)) > SHAPE_CONTRAST).astype(np.uint8)
-        shape = _shape_doubt(ink, (x1 - left, y1 - top, x2 - left, y2 - top))
-        if shape:
-            problems.append(f"coin #{i} is {shape}, not a coin?")
-    return problems
-
-
-def _shape_doubt(ink: np.ndarray, xyxy: tuple[float, float, float, float]) -> str:
-    """Why the object in a box's mask is no disc ("" when it may be one).
-
-    Only an object clear of the mask's frame is judged: one running on past the margin
-    (a coin under a card) is part of something larger, whose cut-off outline says nothing.
-    """
-    x1, y1, x2, y2 = xyxy
-    contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
-        return ""
-    outline = max(contours, key=cv2.contourArea)
-    bx, by, bw, bh = cv2.boundingRect(outline)
-    if bx == 0 or by == 0 or bx + bw == ink.shape[1] or by + bh == ink.shape[0]:
-        return ""
-    area = float(cv2.contourArea(outline))
-    (_, _), (rw, rh), _ = cv2.minAreaRect(outline)
-    if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
-        return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
-    cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, min(x2 - x1, y2 - y1) / 2
-    yy, xx = np.mgrid[0 : ink.shape[0], 0 : ink.shape[1]]
-    d = np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) / max(r, 1.0)
-    core, rim = ink[d < 0.5], ink[(d > 0.75) & (d < 1.0)]
-    hollow = core.size and rim.size and core.mean() < HOLLOW_CORE
-    if hollow and rim.mean() >= max(HOLLOW_RIM * core.mean(), 0.05):
-        return f"hollow (its core {core.mean():.0%} unlike the table, its rim {rim.mean():.0%})"
-    return ""
 
 
 def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:

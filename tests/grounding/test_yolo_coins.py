@@ -17,7 +17,7 @@ from groundeval.grounding.models.train_dice import (
     VAL_SEED0,
     benchmark_scene,
 )
-from groundeval.grounding.proposers import yolo, yolo_coins
+from groundeval.grounding.proposers import opencv_circles, yolo, yolo_coins
 from groundeval.programs._model import GroundSpec
 
 SEED = 5
@@ -256,14 +256,14 @@ def test_a_square_note_and_a_ring_boxed_as_coins_are_doubts():
     cv2.circle(img, (350, 150), 45, (60, 175, 220), 4, cv2.LINE_AA)
     boxes = [(30, 110, 110, 190), (155, 95, 265, 205), (303, 103, 397, 197)]
     coin, square, ring = (box(xyxy, confidence=0.9) for xyxy in boxes)
-    doubts = yolo_coins.unlike_discs(img, [coin, square, ring])
+    doubts = opencv_circles.unlike_discs(img, [coin, square, ring], "coin")
     assert len(doubts) == 2
     assert doubts[0].startswith("coin #2 is a rectangle") and doubts[1].startswith(
         "coin #3 is hollow"
     )
     # a coin running on under a card past the box's margin is not judged by its cut outline
     cv2.rectangle(img, (100, 20), (140, 280), (20, 20, 20), -1)
-    assert yolo_coins.unlike_discs(img, [coin]) == []
+    assert opencv_circles.unlike_discs(img, [coin], "coin") == []
 
 
 @pytest.mark.parametrize(("seed", "shape"), [(7, "a rectangle"), (79, "hollow")])
