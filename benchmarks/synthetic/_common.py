@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,28 @@ def write_scene_files(
     manifest = {**head, "items": items, "programs": "programs.jsonl", "truth": "truth.jsonl"}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def write_style_suite(
+    out_dir: Path | str,
+    generate: Callable[[str, int], Scene],
+    head: dict[str, Any],
+    names: list[str],
+    n_per_scene: int,
+    seed: int,
+) -> dict[str, Any]:
+    """A renderer's suite: ``n_per_scene`` scenes of each kind in ``names`` from ``seed``.
+
+    ``head`` names the style (``style``, ``style_version``, ``difficulties``); every style
+    with its own renderer writes through here, so all share one layout and one check of
+    the arguments.
+    """
+    if n_per_scene < 1:
+        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
+    level = head["difficulties"][0]
+    found = ((n, level, s, generate(n, s)) for n in names for s in range(seed, seed + n_per_scene))
+    head = {**head, "scenes": names, "n_per_scene": n_per_scene, "seed": seed}
+    return write_scene_files(Path(out_dir), found, head)
 
 
 def _json_default(value: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene, write_scene_files
+from groundeval.benchmarks.synthetic._common import Scene, write_style_suite
 from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading, _water
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -63,23 +63,9 @@ def write_suite(
     Every kind (``SCENES`` and ``AXIS_SCENES``) unless ``scenes`` names some; the
     layout is the in-style suite's, so ``groundeval run`` reads it unchanged.
     """
-    if n_per_scene < 1:
-        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
     names = list(scenes) if scenes is not None else [*SCENES, *AXIS_SCENES]
     unknown = [n for n in names if n not in SCENES and n not in AXIS_SCENES]
     if unknown:
         raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
-    found = (
-        (name, DIFFICULTY, s, generate(name, s))
-        for name in names
-        for s in range(seed, seed + n_per_scene)
-    )
-    head = {
-        "style": DIFFICULTY,
-        "style_version": STYLE_VERSION,
-        "scenes": names,
-        "difficulties": [DIFFICULTY],
-        "n_per_scene": n_per_scene,
-        "seed": seed,
-    }
-    return write_scene_files(Path(out_dir), found, head)
+    head = {"style": DIFFICULTY, "style_version": STYLE_VERSION, "difficulties": [DIFFICULTY]}
+    return write_style_suite(out_dir, generate, head, names, n_per_scene, seed)

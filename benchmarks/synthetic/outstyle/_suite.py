@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene, write_scene_files
+from groundeval.benchmarks.synthetic._common import Scene, write_style_suite
 from groundeval.benchmarks.synthetic.outstyle import _scenes
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -53,20 +53,6 @@ def write_suite(
     The layout is the in-style suite's, so ``groundeval run`` and the demo's
     accuracy table read it unchanged.
     """
-    if n_per_scene < 1:
-        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
     names = list(scenes) if scenes is not None else list(SCENES)
-    found = (
-        (name, DIFFICULTY, s, generate(name, s))
-        for name in names
-        for s in range(seed, seed + n_per_scene)
-    )
-    head = {
-        "style": "outstyle",
-        "style_version": STYLE_VERSION,
-        "scenes": names,
-        "difficulties": [DIFFICULTY],
-        "n_per_scene": n_per_scene,
-        "seed": seed,
-    }
-    return write_scene_files(Path(out_dir), found, head)
+    head = {"style": "outstyle", "style_version": STYLE_VERSION, "difficulties": [DIFFICULTY]}
+    return write_style_suite(out_dir, generate, head, names, n_per_scene, seed)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _coins, _dice, _latent
-from groundeval.benchmarks.synthetic._common import Scene, verdict, write_scene_files, wrong_int
+from groundeval.benchmarks.synthetic._common import Scene, verdict, write_style_suite, wrong_int
 from groundeval.benchmarks.synthetic.probe import _look as look
 from groundeval.benchmarks.synthetic.probe import _objects as obj
 
@@ -303,23 +303,9 @@ def write_suite(
     scenes: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """Write ``<id>.png`` images, ``programs.jsonl``, ``truth.jsonl`` and ``manifest.json``."""
-    if n_per_scene < 1:
-        raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
     names = list(scenes) if scenes is not None else [*SCENES, *AXIS_SCENES]
     unknown = [n for n in names if n not in SCENES and n not in AXIS_SCENES]
     if unknown:
         raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
-    found = (
-        (name, DIFFICULTY, s, generate(name, s))
-        for name in names
-        for s in range(seed, seed + n_per_scene)
-    )
-    head = {
-        "style": DIFFICULTY,
-        "style_version": STYLE_VERSION,
-        "scenes": names,
-        "difficulties": [DIFFICULTY],
-        "n_per_scene": n_per_scene,
-        "seed": seed,
-    }
-    return write_scene_files(Path(out_dir), found, head)
+    head = {"style": DIFFICULTY, "style_version": STYLE_VERSION, "difficulties": [DIFFICULTY]}
+    return write_style_suite(out_dir, generate, head, names, n_per_scene, seed)
