@@ -93,18 +93,17 @@ RECT_FILL = 0.9
 HOLLOW_CORE = 0.2
 """A boxed object covering less of its box's inner disc than this is hollow (a ring) ..."""
 HOLLOW_RIM = 3.0
-"""... when it covers this many times more of the outer ring of the disc (a thin ring: 10 %)."""
+"""... when it covers this many times more of the outer ring of the disc (and 5 % or more)."""
 
 
 def unlike_discs(image_bgr: np.ndarray, elements: list[Element], what: str) -> list[str]:
     """Boxes of discs (``what``) whose object is a rectangle (a note, a card) or hollow (a ring).
 
-    A detector takes a yellow square or a gold ring for a coin (the coin network scores them
-    0.85-0.93; blobs and Hough circles take them too). The
-    object is what differs from the table around the box (the median of a margin a sixth
-    of the box wide), judged only where it lies clear of that margin's outer edge. A disc
-    fills 0.79 of its turned rectangle, a square all of it; a coin covers its box's core,
-    a ring only its rim. Any box, whatever its score.
+    Detectors take a yellow note or a gold ring for a coin (the coin network scores them
+    0.85-0.93; blobs and Hough circles take them too). The object is what differs from the
+    table around the box (the median of a margin a sixth of the box wide), judged only
+    where it lies clear of that margin's outer edge. A disc fills 0.79 of its turned
+    rectangle, a square all of it; a coin covers its box's core, a ring only its rim.
     """
     h, w = image_bgr.shape[:2]
     problems: list[str] = []
