@@ -119,6 +119,26 @@ def write_scene_files(
     return manifest
 
 
+def style_scene(
+    makers: dict[str, Callable[[str, int, np.random.Generator], Scene]],
+    scene: str,
+    seed: int,
+    salt: list[int],
+    scene_id: Callable[[str, int], str],
+) -> Scene:
+    """One scene of a style with its own renderer: the arguments checked, its seeded generator.
+
+    ``salt`` (the style's constant and version) follows the seed and the kind's index in
+    ``makers``, so the same arguments always draw the same bytes.
+    """
+    if scene not in makers:
+        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(makers)}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    rng = np.random.default_rng([int(seed), list(makers).index(scene), *salt])
+    return makers[scene](scene_id(scene, seed), seed, rng)
+
+
 def write_style_suite(
     out_dir: Path | str,
     generate: Callable[[str, int], Scene],

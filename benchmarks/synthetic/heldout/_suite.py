@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene, write_style_suite
+from groundeval.benchmarks.synthetic._common import Scene, style_scene, write_style_suite
 from groundeval.benchmarks.synthetic.heldout import _counting, _light, _reading, _water
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -42,14 +42,7 @@ def scene_id(scene: str, seed: int) -> str:
 
 def generate(scene: str, seed: int) -> Scene:
     """One held-out scene with exact truth and its programs (same arguments, same bytes)."""
-    makers = {**SCENES, **AXIS_SCENES}
-    if scene not in makers:
-        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(makers)}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    index = list(makers).index(scene)
-    rng = np.random.default_rng([int(seed), index, 0x4E1D, STYLE_VERSION])
-    return makers[scene](scene_id(scene, seed), seed, rng)
+    return style_scene({**SCENES, **AXIS_SCENES}, scene, seed, [0x4E1D, STYLE_VERSION], scene_id)
 
 
 def write_suite(

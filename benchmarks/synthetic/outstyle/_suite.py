@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from groundeval.benchmarks.synthetic._common import Scene, write_style_suite
+from groundeval.benchmarks.synthetic._common import Scene, style_scene, write_style_suite
 from groundeval.benchmarks.synthetic.outstyle import _scenes
 
 SceneMaker = Callable[[str, int, np.random.Generator], Scene]
@@ -33,13 +33,7 @@ def scene_id(scene: str, seed: int) -> str:
 
 def generate(scene: str, seed: int) -> Scene:
     """One out-of-style scene with exact truth and its programs (same arguments, same bytes)."""
-    if scene not in SCENES:
-        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(SCENES)}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    index = list(SCENES).index(scene)
-    rng = np.random.default_rng([int(seed), index, 0x5EED, STYLE_VERSION])
-    return SCENES[scene](scene_id(scene, seed), seed, rng)
+    return style_scene(SCENES, scene, seed, [0x5EED, STYLE_VERSION], scene_id)
 
 
 def write_suite(

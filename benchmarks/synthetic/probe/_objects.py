@@ -185,6 +185,13 @@ def lay(
     a = sprite.alpha[ya - y0 : yb - y0, xa - x0 : xb - x0, None] * opacity
     region = img[ya:yb, xa:xb]
     region[:] = region * (1 - a) + sprite.rgb[ya - y0 : yb - y0, xa - x0 : xb - x0] * a
+    return sprite_box(sprite, centre)
+
+
+def sprite_box(sprite: Sprite, centre: tuple[float, float]) -> list[float]:
+    """The box of a sprite's visible pixels (alpha > 0.5) when centred at ``centre``."""
+    n = sprite.alpha.shape[0]
+    x0, y0 = round(centre[0] - n / 2), round(centre[1] - n / 2)
     ys, xs = np.nonzero(sprite.alpha > 0.5)
     return [
         float(x0 + xs.min()),

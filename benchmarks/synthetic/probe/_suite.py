@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 
 from groundeval.benchmarks.synthetic import _coins, _dice, _latent
-from groundeval.benchmarks.synthetic._common import Scene, verdict, write_style_suite, wrong_int
+from groundeval.benchmarks.synthetic._common import (
+    Scene,
+    style_scene,
+    verdict,
+    write_style_suite,
+    wrong_int,
+)
 from groundeval.benchmarks.synthetic.probe import _look as look
 from groundeval.benchmarks.synthetic.probe import _objects as obj
 
@@ -145,16 +151,8 @@ def _shadows_and_reflections(
         return out
     opacity = float(rng.uniform(0.15, 0.35))
     for it in items:
-        sprite, (x, y) = it["sprite"], it["centre"]
-        n = sprite.alpha.shape[0]
-        ys, xs = np.nonzero(sprite.alpha > 0.5)
-        x0, y0 = round(x - n / 2), round(y - n / 2)
-        xyxy = [
-            float(x0 + xs.min()),
-            float(y0 + ys.min()),
-            float(x0 + xs.max() + 1),
-            float(y0 + ys.max() + 1),
-        ]
+        sprite = it["sprite"]
+        xyxy = obj.sprite_box(sprite, it["centre"])
         if glossy and xyxy[3] + (xyxy[3] - xyxy[1]) < img.shape[0]:
             box = obj.reflection(img, sprite, xyxy, opacity)
             out.append({"kind": "reflection", "xyxy_px": [round(v, 2) for v in box]})
@@ -287,13 +285,7 @@ def scene_id(scene: str, seed: int) -> str:
 
 def generate(scene: str, seed: int) -> Scene:
     """One probe-style scene with exact truth and its programs (same arguments, same bytes)."""
-    makers = {**SCENES, **AXIS_SCENES}
-    if scene not in makers:
-        raise ValueError(f"unknown scene {scene!r}; known: {', '.join(makers)}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    rng = np.random.default_rng([int(seed), list(makers).index(scene), 0x9B0E, STYLE_VERSION])
-    return makers[scene](scene_id(scene, seed), seed, rng)
+    return style_scene({**SCENES, **AXIS_SCENES}, scene, seed, [0x9B0E, STYLE_VERSION], scene_id)
 
 
 def write_suite(
