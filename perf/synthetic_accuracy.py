@@ -69,10 +69,11 @@ CONSENSUS_SETTINGS = {"yolo.coins": {"consensus": {"field_rel_tol": 0.15}}}
 """Consensus settings per main proposer: two coin detectors' radii agree within 15 %."""
 REQUIRED_PARAMS = {"opencv.color_region": ("ranges", "max_regions")}
 """Program params that are inputs, not tuning (kept when the proposer is swapped)."""
-STYLES = ("in", "out", "held", "probe")
+STYLES = ("in", "out", "held", "probe", "blind")
 STYLE_LABELS = {"in": "in-style", "out": "out-of-style", "held": "held-out (reporting only)",
-                "probe": "probe style (tuning below its report seed)"}  # fmt: skip
-STYLE_MODULES = {"out": "outstyle", "held": "heldout", "probe": "probe"}
+                "probe": "probe style (tuning below its report seed)",
+                "blind": "blind style (tuning below its report seed)"}  # fmt: skip
+STYLE_MODULES = {"out": "outstyle", "held": "heldout", "probe": "probe", "blind": "blind"}
 """Styles with a renderer of their own: each has SCENES, AXIS_SCENES, DIFFICULTY and
 REPORT_SEED0, and numbers, first seeds and report seeds of its own (``--n-<style>``...)."""
 BUCKETS = ("right", "wrong", "withheld", "error")
@@ -241,7 +242,9 @@ def main() -> None:
     parser.add_argument("--seed-held", type=int, default=None, help="first held-out seed")
     parser.add_argument("--n-probe", type=int, default=40, help="probe-style items per scene")
     parser.add_argument("--seed-probe", type=int, default=None, help="first probe-style seed")
-    parser.add_argument("--styles", default="in,out,held", help="any of in, out, held, probe")
+    parser.add_argument("--n-blind", type=int, default=40, help="blind-style items per scene")
+    parser.add_argument("--seed-blind", type=int, default=None, help="first blind-style seed")
+    parser.add_argument("--styles", default="in,out,held", help="any of " + ", ".join(STYLES))
     parser.add_argument("--scenes", default=",".join(PATHS))
     parser.add_argument("--paths", default=None, help="only these paths (comma separated)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")

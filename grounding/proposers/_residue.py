@@ -15,8 +15,9 @@ The residue check looks at the image independently of the proposer's model:
 3. a region mostly outside every element's box is *unexplained* (a box with a
    ``reason``); the loop withholds the question while any remain.
 
-Regions too many to be objects, or a contrast map lit up over much of the image,
-are a *problem* (texture, clutter) rather than a long list.
+Regions too many to be objects, a contrast map lit up over much of the image, or a
+table whose own pattern raised the cut far above ``min_contrast`` (so a plainer object
+would not show) are a *problem* (texture, clutter) rather than a long list or silence.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ RELAXED_RECT_FILL = 0.74
 """Least rectangle fill of a region accepted as square by its roundness (a disc fills 0.79)."""
 BACKGROUND_SIDE_PX = 96
 """Long side of the copy the local background (a median) is estimated on."""
+SPREAD_FACTOR = 3.0
+"""A map's cut is at least this many times its median contrast (texture stays unlit)."""
+PLAIN_CONTRAST = 28.0
+"""Lab contrast an object needs to be found on a plain table (the detectors' defaults)."""
+BUSY_FACTOR = 1.25
+"""A table whose own pattern would raise the cut over this many times ``PLAIN_CONTRAST``
+(stripes, gingham, a loud print) hides objects that contrast less: the check says so."""
 COARSE_MEDIAN_PX = 22
 """A coarse map takes a median window wider than this (copy pixels) on a copy half as long."""
 
@@ -125,6 +133,9 @@ class ContrastMap:
     """Outer contours of ``mask`` when already found (see :func:`filled`)."""
     covers: dict[tuple[tuple[Any, ...], ...], np.ndarray] = field(default_factory=dict, repr=False)
     """:func:`covered_mask` by the elements' geometry, shared with the maps derived from this."""
+    floor: float | None = None
+    """The contrast an object needs on a plain table (``min_contrast``, at least
+    ``PLAIN_CONTRAST``) when the map is an image's own, not a derived look."""
 
     @cached_property
     def outlines(self) -> list[Outline]:
@@ -174,7 +185,7 @@ def contrast_map(
     image_bgr: np.ndarray,
     window_px: float,
     min_contrast: float = 28.0,
-    spread_factor: float = 3.0,
+    spread_factor: float = SPREAD_FACTOR,
     *,
     coarse: bool = False,
     work: np.ndarray | None = None,
@@ -195,7 +206,15 @@ def contrast_map(
     mask, contours = filled(
         np.asarray(cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
     )
-    return ContrastMap(scale, distance, mask, level, closed, contours)
+    return ContrastMap(
+        scale,
+        distance,
+        mask,
+        level,
+        closed,
+        contours,
+        floor=max(float(min_contrast), PLAIN_CONTRAST),
+    )
 
 
 def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
@@ -399,6 +418,18 @@ def covered_mask(cmap: ContrastMap, elements: list[Element]) -> np.ndarray:
     return covered
 
 
+def table_level(cmap: ContrastMap, elements: list[Element]) -> float:
+    """The cut the map's rule would take on the table's own pattern alone.
+
+    That is ``SPREAD_FACTOR`` x the lower quartile of the contrast where nothing was found
+    or lit.
+    A pattern (stripes, gingham) contrasts everywhere, so even its quietest quarter is loud;
+    grain or shading between bright coins leaves quiet stretches a faint object shows on.
+    """
+    rest = cmap.distance[(covered_mask(cmap, elements) == 0) & (cmap.mask == 0)]
+    return SPREAD_FACTOR * float(np.percentile(rest, 25)) if rest.size else 0.0
+
+
 def unexplained_regions(
     cmap: ContrastMap,
     elements: list[Element],
@@ -461,6 +492,12 @@ def unexplained_regions(
             )
         )
     problems: list[str] = []
+    table = table_level(cmap, elements) if cmap.floor else 0.0
+    if cmap.floor and table > BUSY_FACTOR * cmap.floor:
+        problems.append(
+            f"the table's own pattern contrasts by {table:.0f} (an object needs "
+            f"{cmap.floor:.0f} on a plain one): an object contrasting less would not show"
+        )
     lit = cv2.countNonZero(cmap.mask) / cmap.mask.size
     if lit > 0.5:
         problems.append(

@@ -96,7 +96,12 @@ HOLLOW_RIM = 3.0
 """... when it covers this many times more of the outer ring of the disc (and 5 % or more)."""
 
 
-def unlike_discs(image_bgr: np.ndarray, elements: list[Element], what: str) -> list[str]:
+def unlike_discs(
+    image_bgr: np.ndarray,
+    elements: list[Element],
+    what: str,
+    metal_hues_deg: tuple[float, float] | None = None,
+) -> list[str]:
     """Boxes of discs (``what``) whose object is a rectangle (a note, a card) or hollow (a ring).
 
     Detectors take a yellow note or a gold ring for a coin (the coin network scores them
@@ -104,6 +109,8 @@ def unlike_discs(image_bgr: np.ndarray, elements: list[Element], what: str) -> l
     table around the box (the median of a margin a sixth of the box wide), judged only
     where it lies clear of that margin's outer edge. A disc fills 0.79 of its turned
     rectangle, a square all of it; a coin covers its box's core, a ring only its rim.
+    ``metal_hues_deg`` (for coins): an object of a clear colour (``METAL_GREY_CHROMA``)
+    whose Lab hue lies outside this span, as a red or blue paper clip's does, is no coin.
     """
     h, w = image_bgr.shape[:2]
     problems: list[str] = []
@@ -119,10 +126,38 @@ def unlike_discs(image_bgr: np.ndarray, elements: list[Element], what: str) -> l
         margin[m:-m, m:-m] = False
         lightness, a, b = (float(round(v)) for v in np.median(crop[margin], axis=0))
         ink = (lab_distance(crop, (lightness, a, b, 0.0)) > SHAPE_CONTRAST).astype(np.uint8)
-        shape = _shape_doubt(ink, (x1 - left, y1 - top, x2 - left, y2 - top))
-        if shape:
-            problems.append(f"{what} #{i} is {shape}, not a coin?")
+        inside = (x1 - left, y1 - top, x2 - left, y2 - top)
+        doubt = _shape_doubt(ink, inside)
+        if not doubt and metal_hues_deg is not None:
+            doubt = _colour_doubt(crop, ink, inside, metal_hues_deg)
+        if doubt:
+            problems.append(f"{what} #{i} is {doubt}, not a coin?")
     return problems
+
+
+METAL_GREY_CHROMA = 12.0
+"""Lab chroma under which an object is grey (silver, nickel, steel: any hue). Coins drawn
+in four styles stayed under 8 wherever their hue left the metals' span; clips were 15 up."""
+
+
+def _colour_doubt(
+    lab: np.ndarray,
+    ink: np.ndarray,
+    xyxy: tuple[float, float, float, float],
+    hues_deg: tuple[float, float],
+) -> str:
+    """Why the object's colour (its median in the box's inscribed disc) is no metal's, or ""."""
+    x1, y1, x2, y2 = xyxy
+    cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, min(x2 - x1, y2 - y1) / 2
+    yy, xx = np.mgrid[0 : ink.shape[0], 0 : ink.shape[1]]
+    disc = (np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) < r) & (ink > 0)
+    if np.count_nonzero(disc) < 10:
+        return ""
+    _, a, b = np.median(lab[disc], axis=0).astype(float) - (0.0, 128.0, 128.0)
+    chroma, hue = float(np.hypot(a, b)), float(np.degrees(np.arctan2(b, a)))
+    if chroma < METAL_GREY_CHROMA or hues_deg[0] <= hue <= hues_deg[1]:
+        return ""
+    return f"of a hue no coin metal has ({hue:.0f} degrees, chroma {chroma:.0f})"
 
 
 def _shape_doubt(ink: np.ndarray, xyxy: tuple[float, float, float, float]) -> str:
@@ -130,19 +165,27 @@ def _shape_doubt(ink: np.ndarray, xyxy: tuple[float, float, float, float]) -> st
 
     Only an object clear of the mask's frame is judged: one running on past the margin
     (a coin under a card) is part of something larger, whose cut-off outline says nothing.
+    Its rectangle fill is read with specks a twelfth of the box wide opened away, from its
+    convex hull, so a note's edge frayed by the cloth's weave still reads square.
     """
     x1, y1, x2, y2 = xyxy
     contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
         return ""
-    outline = max(contours, key=cv2.contourArea)
-    bx, by, bw, bh = cv2.boundingRect(outline)
+    bx, by, bw, bh = cv2.boundingRect(max(contours, key=cv2.contourArea))
     if bx == 0 or by == 0 or bx + bw == ink.shape[1] or by + bh == ink.shape[0]:
         return ""
-    area = float(cv2.contourArea(outline))
-    (_, _), (rw, rh), _ = cv2.minAreaRect(outline)
-    if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
-        return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
+    grain = max(3, round(min(x2 - x1, y2 - y1) / 12) | 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
+    solid, _ = cv2.findContours(
+        cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+    )
+    if solid:
+        hull = cv2.convexHull(max(solid, key=cv2.contourArea))
+        area = float(cv2.contourArea(hull))
+        (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+        if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
+            return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
     cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, min(x2 - x1, y2 - y1) / 2
     yy, xx = np.mgrid[0 : ink.shape[0], 0 : ink.shape[1]]
     d = np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) / max(r, 1.0)

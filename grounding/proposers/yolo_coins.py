@@ -30,10 +30,11 @@ the contrast map, shows two straight edges, not a rim).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import cv2
 import numpy as np
+from annotated_types import MaxLen, MinLen
 
 from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._geometry import xyxy_iou as _iou
@@ -92,7 +93,13 @@ class YoloCoinsProposer(YoloProposer):
         "erased_min_roundness": 0.6,
         "max_box_aspect": 1.8,
         "size_spread": 4.0,
+        "metal_hues_deg": [35.0, 110.0],
     }
+    param_types: ClassVar[dict[str, Any]] = {
+        **YoloProposer.param_types,
+        "metal_hues_deg": Annotated[list[float], MinLen(2), MaxLen(2)] | None,
+    }
+    """``metal_hues_deg``: the Lab hue span (low, high) of coin metals; ``None`` turns it off."""
 
     def detect(
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
@@ -152,12 +159,16 @@ class YoloCoinsProposer(YoloProposer):
             "coin",
             min_roundness=float(params["residue_min_roundness"]),
         )
+        if not elements:  # "no coins" is a claim: look for coins of any size the hints allow
+            unexplained, problems = wider_looks(image_bgr, sizes, params, unexplained, problems)
         unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
         unexplained = merge_found(unexplained, same_colour_coins(image_bgr, cmap, elements))
         problems += box_doubts(elements, params)
         problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
         problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]))
-        problems += unlike_discs(image_bgr, elements, "coin")
+        hues = params["metal_hues_deg"]
+        metal = (float(hues[0]), float(hues[1])) if hues else None
+        problems += unlike_discs(image_bgr, elements, "coin", metal)
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
@@ -325,6 +336,34 @@ BARE_DISC = 0.4
 """Radius of the disc a box's contrast is read in, as a share of the box's shorter side."""
 BARE_LIT = 0.05
 """Under this share of that disc lit on the contrast map, a box shows no object of its own."""
+
+
+def wider_looks(
+    image_bgr: np.ndarray,
+    sizes: Sizes,
+    params: dict[str, Any],
+    unexplained: list[Element],
+    problems: list[str],
+) -> tuple[list[Element], list[str]]:
+    """The residue look again at windows doubling up to half the image's short side.
+
+    With no coin found, the window follows the least coin size (``min_side_px``): a coin
+    wider than about a sixth of it is its own surroundings there, and only its rim shows.
+    """
+    window = 2 * sizes.window_px
+    while window <= 0.5 * min(image_bgr.shape[:2]):
+        cmap = contrast_map(image_bgr, window, params["min_contrast"])
+        found, doubts = unexplained_regions(
+            cmap,
+            [],
+            replace(sizes, window_px=window),
+            "coin",
+            min_roundness=float(params["residue_min_roundness"]),
+        )
+        unexplained = merge_found(unexplained, found)
+        problems += [d for d in doubts if d not in problems]
+        window *= 2
+    return unexplained, problems
 
 
 def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> list[str]:

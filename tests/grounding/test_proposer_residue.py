@@ -386,3 +386,23 @@ def test_a_faint_coin_is_unexplained() -> None:
         (u.xyxy_px or [0, 0, 0])[0] < 440 < (u.xyxy_px or [0, 0, 0])[2]
         for u in proposal.unexplained
     )
+
+
+def test_a_loud_table_that_raises_the_cut_is_a_problem_not_silence():
+    from groundeval.grounding.proposers._residue import Sizes, contrast_map, unexplained_regions
+
+    # blue and cream stripes a coin wide contrast everywhere, even in their quietest quarter:
+    # the cut they need is over 1.25x the 28 a coin needs on a plain table, so a coin
+    # contrasting less than the stripes would be lost in them
+    img = np.full((240, 320, 3), (235, 240, 245), np.uint8)
+    for x in range(0, 320, 24):
+        img[:, x : x + 12] = (170, 100, 40)
+    sizes = Sizes(200.0, 5000.0, 120.0)
+    _, problems = unexplained_regions(contrast_map(img, 120.0, 28.0), [], sizes, "coin")
+    assert any(p.startswith("the table's own pattern contrasts by") for p in problems), problems
+    # the same coin on a plain table: the floor holds and nothing is said
+    plain = np.full_like(img, (235, 240, 245))
+    cv2.circle(plain, (160, 120), 25, (60, 110, 190), -1)
+    cmap = contrast_map(plain, 120.0, 28.0)
+    assert cmap.level == 28.0
+    assert unexplained_regions(cmap, [], sizes, "coin")[1] == []
