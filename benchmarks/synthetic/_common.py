@@ -143,16 +143,21 @@ def write_style_suite(
     out_dir: Path | str,
     generate: Callable[[str, int], Scene],
     head: dict[str, Any],
-    names: list[str],
+    kinds: list[str],
+    scenes: Iterable[str] | None,
     n_per_scene: int,
     seed: int,
 ) -> dict[str, Any]:
-    """A renderer's suite: ``n_per_scene`` scenes of each kind in ``names`` from ``seed``.
+    """A renderer's suite: ``n_per_scene`` scenes of each kind in ``scenes`` from ``seed``.
 
-    ``head`` names the style (``style``, ``style_version``, ``difficulties``); every style
-    with its own renderer writes through here, so all share one layout and one check of
-    the arguments.
+    ``kinds`` are every kind the style draws (``scenes`` defaults to all); ``head`` names
+    the style (``style``, ``style_version``, ``difficulties``). Every style with its own
+    renderer writes through here, so all share one layout and one check of the arguments.
     """
+    names = list(scenes) if scenes is not None else kinds
+    unknown = [n for n in names if n not in kinds]
+    if unknown:
+        raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
     if n_per_scene < 1:
         raise ValueError(f"n_per_scene must be >= 1, got {n_per_scene}")
     level = head["difficulties"][0]

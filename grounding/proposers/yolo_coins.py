@@ -24,7 +24,9 @@ touching coins seen as one, would change the count; so is a box scored under
 ``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
 corner of a dark card on the table), and a box scored under ``bare_conf`` whose
 inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
-the contrast map, shows two straight edges, not a rim).
+the contrast map, shows two straight edges, not a rim), and a box whose object is a
+rectangle, hollow, or of a hue no coin metal has (``metal_hues_deg``: a paper clip).
+With no coin found, the residue check looks again at wider windows (:func:`wider_looks`).
 """
 
 from __future__ import annotations

@@ -44,9 +44,6 @@ def write_suite(
     Every kind (``SCENES`` and ``AXIS_SCENES``) unless ``scenes`` names some; the
     layout is the in-style suite's, so ``groundeval run`` reads it unchanged.
     """
-    names = list(scenes) if scenes is not None else [*SCENES, *AXIS_SCENES]
-    unknown = [n for n in names if n not in SCENES and n not in AXIS_SCENES]
-    if unknown:
-        raise ValueError(f"unknown scene(s) {', '.join(unknown)}")
     head = {"style": DIFFICULTY, "style_version": STYLE_VERSION, "difficulties": [DIFFICULTY]}
-    return write_style_suite(out_dir, generate, head, names, n_per_scene, seed)
+    kinds = [*SCENES, *AXIS_SCENES]
+    return write_style_suite(out_dir, generate, head, kinds, scenes, n_per_scene, seed)

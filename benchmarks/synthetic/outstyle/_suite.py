@@ -47,6 +47,5 @@ def write_suite(
     The layout is the in-style suite's, so ``groundeval run`` and the demo's
     accuracy table read it unchanged.
     """
-    names = list(scenes) if scenes is not None else list(SCENES)
     head = {"style": "outstyle", "style_version": STYLE_VERSION, "difficulties": [DIFFICULTY]}
-    return write_style_suite(out_dir, generate, head, names, n_per_scene, seed)
+    return write_style_suite(out_dir, generate, head, list(SCENES), scenes, n_per_scene, seed)
