@@ -492,8 +492,7 @@ def unexplained_regions(
             )
         )
     problems: list[str] = []
-    table = table_level(cmap, elements) if cmap.floor else 0.0
-    if cmap.floor and table > BUSY_FACTOR * cmap.floor:
+    if cmap.floor and (table := table_level(cmap, elements)) > BUSY_FACTOR * cmap.floor:
         problems.append(
             f"the table's own pattern contrasts by {table:.0f} (an object needs "
             f"{cmap.floor:.0f} on a plain one): an object contrasting less would not show"

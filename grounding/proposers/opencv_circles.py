@@ -127,9 +127,10 @@ def unlike_discs(
         lightness, a, b = (float(round(v)) for v in np.median(crop[margin], axis=0))
         ink = (lab_distance(crop, (lightness, a, b, 0.0)) > SHAPE_CONTRAST).astype(np.uint8)
         inside = (x1 - left, y1 - top, x2 - left, y2 - top)
-        doubt = _shape_doubt(ink, inside)
+        radii = _box_radii(ink.shape, inside)
+        doubt = _shape_doubt(ink, inside, radii)
         if not doubt and metal_hues_deg is not None:
-            doubt = _colour_doubt(crop, ink, inside, metal_hues_deg)
+            doubt = _colour_doubt(crop, ink, radii, metal_hues_deg)
         if doubt:
             problems.append(f"{what} #{i} is {doubt}, not a coin?")
     return problems
@@ -140,17 +141,19 @@ METAL_GREY_CHROMA = 12.0
 in four styles stayed under 8 wherever their hue left the metals' span; clips were 15 up."""
 
 
-def _colour_doubt(
-    lab: np.ndarray,
-    ink: np.ndarray,
-    xyxy: tuple[float, float, float, float],
-    hues_deg: tuple[float, float],
-) -> str:
-    """Why the object's colour (its median in the box's inscribed disc) is no metal's, or ""."""
+def _box_radii(shape: tuple[int, ...], xyxy: tuple[float, float, float, float]) -> np.ndarray:
+    """Each pixel's distance from the box's centre, in radii of its inscribed disc."""
     x1, y1, x2, y2 = xyxy
     cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, min(x2 - x1, y2 - y1) / 2
-    yy, xx = np.mgrid[0 : ink.shape[0], 0 : ink.shape[1]]
-    disc = (np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) < r) & (ink > 0)
+    yy, xx = np.mgrid[0 : shape[0], 0 : shape[1]]
+    return np.asarray(np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) / max(r, 1.0))
+
+
+def _colour_doubt(
+    lab: np.ndarray, ink: np.ndarray, radii: np.ndarray, hues_deg: tuple[float, float]
+) -> str:
+    """Why the object's colour (its median in the box's inscribed disc) is no metal's, or ""."""
+    disc = (radii < 1.0) & (ink > 0)
     if np.count_nonzero(disc) < 10:
         return ""
     _, a, b = np.median(lab[disc], axis=0).astype(float) - (0.0, 128.0, 128.0)
@@ -160,7 +163,9 @@ def _colour_doubt(
     return f"of a hue no coin metal has ({hue:.0f} degrees, chroma {chroma:.0f})"
 
 
-def _shape_doubt(ink: np.ndarray, xyxy: tuple[float, float, float, float]) -> str:
+def _shape_doubt(
+    ink: np.ndarray, xyxy: tuple[float, float, float, float], radii: np.ndarray
+) -> str:
     """Why the object in a box's mask is no disc ("" when it may be one).
 
     Only an object clear of the mask's frame is judged: one running on past the margin
@@ -186,10 +191,7 @@ def _shape_doubt(ink: np.ndarray, xyxy: tuple[float, float, float, float]) -> st
         (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
         if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
             return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
-    cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, min(x2 - x1, y2 - y1) / 2
-    yy, xx = np.mgrid[0 : ink.shape[0], 0 : ink.shape[1]]
-    d = np.hypot(xx + 0.5 - cx, yy + 0.5 - cy) / max(r, 1.0)
-    core, rim = ink[d < 0.5], ink[(d > 0.75) & (d < 1.0)]
+    core, rim = ink[radii < 0.5], ink[(radii > 0.75) & (radii < 1.0)]
     hollow = core.size and rim.size and core.mean() < HOLLOW_CORE
     if hollow and rim.mean() >= max(HOLLOW_RIM * core.mean(), 0.05):
         return f"hollow (its core {core.mean():.0%} unlike the table, its rim {rim.mean():.0%})"

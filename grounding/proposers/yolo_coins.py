@@ -52,6 +52,7 @@ from groundeval.grounding.proposers._residue import (
     merge_found,
     sizes_from,
     unexplained_regions,
+    work_copy,
 )
 from groundeval.grounding.proposers.opencv_circles import (
     MIN_RIM_SUPPORT,
@@ -153,7 +154,8 @@ class YoloCoinsProposer(YoloProposer):
         areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in map(element_xyxy, elements)]
         if max(areas, default=0.0) > 0:
             sizes = replace(sizes, max_area_px=float(params["residue_high_factor"]) * max(areas))
-        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
+        work = work_copy(image_bgr)
+        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"], work=work)
         unexplained, problems = unexplained_regions(
             cmap,
             elements,
@@ -162,7 +164,9 @@ class YoloCoinsProposer(YoloProposer):
             min_roundness=float(params["residue_min_roundness"]),
         )
         if not elements:  # "no coins" is a claim: look for coins of any size the hints allow
-            unexplained, problems = wider_looks(image_bgr, sizes, params, unexplained, problems)
+            unexplained, problems = wider_looks(
+                image_bgr, sizes, params, unexplained, problems, work=work
+            )
         unexplained += outside_boxes(cmap.mask, cmap.scale, elements, unexplained, sizes, params)
         unexplained = merge_found(unexplained, same_colour_coins(image_bgr, cmap, elements))
         problems += box_doubts(elements, params)
@@ -346,6 +350,8 @@ def wider_looks(
     params: dict[str, Any],
     unexplained: list[Element],
     problems: list[str],
+    *,
+    work: np.ndarray,
 ) -> tuple[list[Element], list[str]]:
     """The residue look again at windows doubling up to half the image's short side.
 
@@ -354,7 +360,7 @@ def wider_looks(
     """
     window = 2 * sizes.window_px
     while window <= 0.5 * min(image_bgr.shape[:2]):
-        cmap = contrast_map(image_bgr, window, params["min_contrast"])
+        cmap = contrast_map(image_bgr, window, params["min_contrast"], work=work)
         found, doubts = unexplained_regions(
             cmap,
             [],
