@@ -12,7 +12,9 @@ no rejected element, nothing missing, no region the proposer could not explain
 (``Proposal.problems``) and no proposal dropped as unusable
 (``Proposal.dropped``). This is the one place that rule lives, for every verifier.
 A retry never buys confidence: a later round whose accepted count drifts far
-from round 1's, beyond what round 1 itself reported as open, is withheld.
+from round 1's, beyond what round 1 itself reported as open, is withheld; and a
+region an earlier round flagged stays open until an element covers it (a retry's
+looser parameters may shift the proposer's own look so that it stops seeing it).
 With ``agree_with`` (consensus), the other proposers run once, in round 1, and
 their elements are drawn beside the main ones and handed to the verifier.
 """
@@ -92,6 +94,8 @@ class _Run:
     """Proposals of the ``agree_with`` proposers (round 1), by name."""
     last_offer: tuple[Any, ...] | None = None
     """What the previous round's proposal offered (to stop when a retry repeats it)."""
+    flagged: list[Element] = field(default_factory=list)
+    """Unexplained regions the last round left open (a retry must cover them)."""
 
     def finish(self, status: str, reason: str) -> StateFile:
         spec = self.spec
@@ -204,6 +208,9 @@ async def run_grounding(
         run.params = dict(proposal.params)
         left = _open_of(proposal, run.others)
         fresh = [e for e in proposal.elements if not _already_kept(e, run.accepted)]
+        stale = _still_open(run.flagged, [*run.accepted, *fresh], left.unexplained)
+        left.unexplained = renumber([*left.unexplained, *stale])
+        run.flagged = left.unexplained
         offer = _offer(proposal.elements, left)
         if index > 1 and _repeats(offer, run.last_offer, fresh, feedback.rejected):
             return run.finish("withheld", _stalled(run, index))
@@ -308,6 +315,26 @@ async def _second_opinions(
         )
         out[name] = replace(proposal, elements=renumber(proposal.elements))
     return out
+
+
+STILL_OPEN = "flagged by an earlier round and covered by no element since"
+
+
+def _still_open(
+    flagged: list[Element], elements: list[Element], flagged_now: list[Element]
+) -> list[Element]:
+    """Regions an earlier round flagged that no element covers and no current flag repeats.
+
+    Covered: an element's box and the region's box hold each other's centre, either way
+    round. A region is explained by an element, never by a retry's look ceasing to see it.
+    """
+    kept = []
+    for u in flagged:
+        if any(holds_centre(e, u) for e in [*elements, *flagged_now]):
+            continue
+        reason = u.reason if u.reason.endswith(f"({STILL_OPEN})") else f"{u.reason} ({STILL_OPEN})"
+        kept.append(u.model_copy(update={"reason": reason}))
+    return kept
 
 
 def _open_of(proposal: Proposal, others: dict[str, Proposal]) -> _Open:

@@ -136,6 +136,8 @@ class ContrastMap:
     floor: float | None = None
     """The contrast an object needs on a plain table (``min_contrast``, at least
     ``PLAIN_CONTRAST``) when the map is an image's own, not a derived look."""
+    tables: dict[tuple[tuple[Any, ...], ...], float] = field(default_factory=dict, repr=False)
+    """:func:`table_level` by the elements' geometry (several looks of one map ask)."""
 
     @cached_property
     def outlines(self) -> list[Outline]:
@@ -323,6 +325,20 @@ def sample_median(values: np.ndarray) -> float:
     return float(np.partition(flat, (middle.start, middle.stop - 1))[middle].mean())
 
 
+def pixel_median(pixels: np.ndarray) -> np.ndarray:
+    """``np.median(pixels, axis=0)`` of 8-bit pixels ``(n, channels)``, n > 0: the same values.
+
+    One partition per channel of the transposed copy: numpy's walks the strided column, 2.5x
+    slower on a crop's few thousand pixels.
+    """
+    rows = np.ascontiguousarray(pixels.T)
+    half = rows.shape[1] // 2
+    if rows.shape[1] % 2:
+        return np.asarray(np.partition(rows, half, axis=1)[:, half], dtype=np.float64)
+    part = np.partition(rows, (half - 1, half), axis=1)
+    return np.asarray((part[:, half - 1].astype(np.float64) + part[:, half]) / 2)
+
+
 def local_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
     """:func:`median_background` as float32 (for callers that adjust it, as contours does)."""
     return np.asarray(median_background(lab8, window_px), dtype=np.float32)
@@ -398,9 +414,9 @@ def covered_mask(cmap: ContrastMap, elements: list[Element]) -> np.ndarray:
     """1 inside every element's box (a pixel wider, work-copy pixels), 0 elsewhere (read only).
 
     Drawn once per set of elements: every look of a map and of the maps derived from it
-    asks. The key is their geometry as stored (cheaper than their bounds, and as exact).
+    asks.
     """
-    key = tuple(tuple(e.xyxy_px or ()) + tuple(map(tuple, e.points_px or ())) for e in elements)
+    key = _geometry_key(elements)
     covered = cmap.covers.get(key)
     if covered is not None:
         return covered
@@ -426,8 +442,33 @@ def table_level(cmap: ContrastMap, elements: list[Element]) -> float:
     A pattern (stripes, gingham) contrasts everywhere, so even its quietest quarter is loud;
     grain or shading between bright coins leaves quiet stretches a faint object shows on.
     """
-    rest = cmap.distance[(covered_mask(cmap, elements) == 0) & (cmap.mask == 0)]
-    return SPREAD_FACTOR * float(np.percentile(rest, 25)) if rest.size else 0.0
+    key = _geometry_key(elements)
+    level = cmap.tables.get(key)
+    if level is None:
+        rest = cmap.distance[(covered_mask(cmap, elements) == 0) & (cmap.mask == 0)]
+        level = SPREAD_FACTOR * lower_quartile(rest) if rest.size else 0.0
+        cmap.tables[key] = level
+    return level
+
+
+def _geometry_key(elements: list[Element]) -> tuple[tuple[Any, ...], ...]:
+    """The elements' geometry as stored: a key cheaper than their bounds, and as exact."""
+    return tuple(tuple(e.xyxy_px or ()) + tuple(map(tuple, e.points_px or ())) for e in elements)
+
+
+def lower_quartile(values: np.ndarray) -> float:
+    """``np.percentile(values, 25)`` of a non-empty float32 array (the same value), quicker.
+
+    numpy sorts its way there; one partition at the two neighbours is 4x quicker.
+    """
+    flat = values.ravel()
+    pos = 0.25 * (flat.size - 1)
+    lo = int(pos)
+    hi = min(lo + 1, flat.size - 1)
+    part = np.partition(flat, (lo, hi))
+    x, y, t = part[lo], part[hi], pos - lo
+    # numpy's interpolation, step for step (the nearer end plus a share of the gap)
+    return float(x + (y - x) * np.float32(t) if t < 0.5 else y - (y - x) * np.float32(1 - t))
 
 
 def unexplained_regions(

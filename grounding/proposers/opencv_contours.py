@@ -39,8 +39,10 @@ touching found ones is one region with them, mostly covered); a fourth (contours
 flags regions that are not round but compact, of about the median box's size, almost
 wholly uncovered and lit well above the cut (``SOLID_*``: a faint or dark coin, or one
 merged with its shadow); a fifth flags
-round regions of the detector's own mask that no element covers. Refused elements, more
-than ``MAX_OBJECTS`` elements or two boxes holding each other's centre are ``problems``,
+round regions of the detector's own mask that no element covers; a sixth, as for circles,
+opens necks about a radius wide (``WIDE_DIVISOR``). Refused elements, more
+than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
+object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`) are ``problems``,
 and so are the peer look's misfits (:mod:`._peers`), among them a region far larger than
 the round one in it and than its peers (a cloudy table grown around a coin).
 The residue looks for objects of the size the spec asked for, never a retry's halved
@@ -65,6 +67,7 @@ from groundeval.grounding._geometry import holds_centre
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
+from groundeval.grounding.proposers._discs import unlike_discs
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
@@ -91,6 +94,10 @@ ROUND_RESIDUE_SPAN = 30.0
 BRIDGE_DIVISOR = 12.0
 """The residue's second look opens bridges ``window / BRIDGE_DIVISOR`` wide (the window is three
 object sides, so about a third of an object's diameter: mortar and grain go, pens stay apart)."""
+WIDE_DIVISOR = 6.0
+"""The wide look opens the residue map ``window / WIDE_DIVISOR`` wide: about an object's radius
+(the window is three object sides), so a coin joined to another or to a tuft by a broad neck
+comes apart while a coin itself stays."""
 BRIDGE_LOW_SHARE = 0.4
 """Smallest region the bridged look flags, as a share of the median box found."""
 SOLID_AREA = (0.4, 2.0)
@@ -211,6 +218,12 @@ class ContoursProposer(CVProposer):
         ):
             review.unexplained = merge_found(review.unexplained, extra)
         review.problems.extend(refused_problems(elements))
+        if elements:
+            # as for circles: a coin joined to a found one by a broad neck; a ring or a note
+            # cut out of the table as a disc
+            wide = opened_residue(cmap, elements, sizes, "element", WIDE_DIVISOR)
+            review.unexplained = merge_found(review.unexplained, wide)
+            review.problems += unlike_discs(image_bgr, elements, "element")
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
 
     def detect(

@@ -25,24 +25,35 @@ touching coins seen as one, would change the count; so is a box scored under
 corner of a dark card on the table), and a box scored under ``bare_conf`` whose
 inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
 the contrast map, shows two straight edges, not a rim), and a box whose object is a
-rectangle, hollow, or of a hue no coin metal has (``metal_hues_deg``: a paper clip).
+rectangle, hollow, or of a hue no coin metal has (``metal_hues_deg``: a paper clip),
+and a contrast map whose cut a loud table raised so far that it shows under half the
+coins found (:func:`._peers.unseen_elements`: a missed coin would not show either).
 With no coin found, the residue check looks again at wider windows (:func:`wider_looks`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 import cv2
 import numpy as np
-from annotated_types import MaxLen, MinLen
 
 from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
-from groundeval.grounding.proposers._peers import with_peer_checks
+from groundeval.grounding.proposers._discs import (
+    HOUGH_VOTE,
+    METAL_HUES_DEG,
+    MIN_RIM_SUPPORT,
+    MetalHues,
+    half_edges,
+    metal_span,
+    rim_shares,
+    unlike_discs,
+)
+from groundeval.grounding.proposers._peers import unseen_elements, with_peer_checks
 from groundeval.grounding.proposers._residue import (
     ContrastMap,
     Sizes,
@@ -53,13 +64,6 @@ from groundeval.grounding.proposers._residue import (
     sizes_from,
     unexplained_regions,
     work_copy,
-)
-from groundeval.grounding.proposers.opencv_circles import (
-    MIN_RIM_SUPPORT,
-    CirclesProposer,
-    half_edges,
-    rim_shares,
-    unlike_discs,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer, doubtful_boxes, inside_share
 from groundeval.state import Element, GroundSpec
@@ -96,11 +100,11 @@ class YoloCoinsProposer(YoloProposer):
         "erased_min_roundness": 0.6,
         "max_box_aspect": 1.8,
         "size_spread": 4.0,
-        "metal_hues_deg": [35.0, 110.0],
+        "metal_hues_deg": list(METAL_HUES_DEG),
     }
     param_types: ClassVar[dict[str, Any]] = {
         **YoloProposer.param_types,
-        "metal_hues_deg": Annotated[list[float], MinLen(2), MaxLen(2)] | None,
+        "metal_hues_deg": MetalHues,
     }
     """``metal_hues_deg``: the Lab hue span (low, high) of coin metals; ``None`` turns it off."""
 
@@ -172,9 +176,8 @@ class YoloCoinsProposer(YoloProposer):
         problems += box_doubts(elements, params)
         problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
         problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]))
-        hues = params["metal_hues_deg"]
-        metal = (float(hues[0]), float(hues[1])) if hues else None
-        problems += unlike_discs(image_bgr, elements, "coin", metal)
+        problems += unlike_discs(image_bgr, elements, "coin", metal_span(params))
+        problems += unseen_elements(cmap, elements, "coin")
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
 
 
@@ -418,7 +421,7 @@ def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: flo
                 if float(e.fields["confidence"]) < sure_conf]  # fmt: skip
     if not doubtful:
         return []
-    _, edges, scale = half_edges(image_bgr, float(CirclesProposer.defaults["param1"]))
+    _, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
     boxes = [element_xyxy(e) for _, e in doubtful]
     circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
                         for x1, y1, x2, y2 in boxes])  # fmt: skip

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from groundeval.benchmarks.synthetic._tuning import coins_scene
-from groundeval.grounding.proposers import opencv_circles
+from groundeval.grounding.proposers import _discs, opencv_circles
 from groundeval.grounding.proposers._cv import Review
 from groundeval.state import Element, GroundSpec
 
@@ -28,7 +28,7 @@ def _table() -> np.ndarray:
 def _coin(img: np.ndarray, cx: int, cy: int, r: int) -> Element:
     cv2.circle(img, (cx, cy), r, METAL, -1, cv2.LINE_AA)
     cv2.circle(img, (cx, cy), r, (30, 80, 110), 2, cv2.LINE_AA)
-    return opencv_circles._circle(cx, cy, r)
+    return _discs.circle_box(cx, cy, r)
 
 
 def _review(img: np.ndarray, found: list[Element]) -> Review:
@@ -180,12 +180,12 @@ def test_a_circle_closed_in_the_gap_between_coins_is_weak() -> None:
     for cx, cy in centres:
         for r in range(8, 34, 4):  # rim and relief rings
             cv2.circle(edges, (round(cx), round(cy)), r, 255, 2)
-    coins = [opencv_circles._circle(cx, cy, 32.0) for cx, cy in centres]
-    gap = opencv_circles._circle(160.0, 120.0, 42.0)
-    plain = opencv_circles.rim_supports([*coins, gap], edges, 1.0)
+    coins = [_discs.circle_box(cx, cy, 32.0) for cx, cy in centres]
+    gap = _discs.circle_box(160.0, 120.0, 42.0)
+    plain = _discs.rim_supports([*coins, gap], edges, 1.0)
     own = opencv_circles.own_rim_supports([*coins, gap], edges, 1.0)
-    assert plain[-1] >= opencv_circles.MIN_RIM_SUPPORT  # the plain share trusted it
-    assert own[-1] < opencv_circles.MIN_RIM_SUPPORT
+    assert plain[-1] >= _discs.MIN_RIM_SUPPORT  # the plain share trusted it
+    assert own[-1] < _discs.MIN_RIM_SUPPORT
     assert (own[:3] == 1.0).all()
     # a lone circle has no neighbours to leave out: its share is the plain one
     assert opencv_circles.own_rim_supports([gap], edges, 1.0).tolist() == [plain[-1]]
@@ -199,3 +199,32 @@ def test_in_style_gap_circle_withholds() -> None:
     proposal = opencv_circles.CirclesProposer().run(s.image_bgr, spec)
     assert len(proposal.elements) == s.truth["count"] + 1
     assert any("clear of other circles" in p for p in proposal.problems), proposal.problems
+
+
+def test_a_blue_paper_clip_is_no_coin_unless_any_colour_is_asked_for() -> None:
+    # blind tuning seed 124: Hough closes a circle on each loop of a blue clip; counted as
+    # two more coins before the colour look (10 circles for 8 coins, nothing flagged)
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("coins", 124)
+    assert 124 < blind.REPORT_SEED0
+    clip = next(d["xyxy_px"] for d in s.truth["distractors"] if d["kind"] == "clip")
+    spec = GroundSpec(helper="boxes", proposer="opencv.circles")
+    proposal = opencv_circles.CirclesProposer().run(s.image_bgr, spec)
+    hues = [p for p in proposal.problems if "a hue no coin metal has" in p]
+    assert len(hues) == 2
+    for p in hues:
+        x1, y1, x2, y2 = proposal.elements[int(p.split("#")[1].split()[0]) - 1].xyxy_px or []
+        assert clip[0] <= (x1 + x2) / 2 <= clip[2] and clip[1] <= (y1 + y2) / 2 <= clip[3]
+    anything = spec.model_copy(update={"params": {"metal_hues_deg": None}})
+    off = opencv_circles.CirclesProposer().run(s.image_bgr, anything)
+    assert not any("no coin metal" in p for p in off.problems)
+
+
+@pytest.mark.parametrize("name", ["opencv.circles", "opencv.blobs"])
+def test_the_hue_span_is_two_numbers_or_none(name: str) -> None:
+    from groundeval.grounding._protocol import proposer_param_problems
+
+    assert proposer_param_problems(name, {"metal_hues_deg": None}) == []
+    (problem,) = proposer_param_problems(name, {"metal_hues_deg": [35.0]})
+    assert problem.startswith(f"proposer {name}: metal_hues_deg:")

@@ -49,3 +49,16 @@ def test_probe_style_notes_are_not_counted_as_coins(seed: int) -> None:
     decided = not proposal.unexplained and not proposal.problems
     decided = decided and all(e.fields["radius_px"] is not None for e in proposal.elements)
     assert not decided or len(proposal.elements) == s.truth["count"]
+
+
+def test_a_gold_ring_cut_out_as_a_disc_is_doubted() -> None:
+    # probe tuning seed 79: one silver coin and a thin gold ring on a dark backdrop; the
+    # ring's region, holes filled, is a disc, and it was counted as a second coin
+    s = probe.generate("coins", 79)
+    assert 79 < probe.REPORT_SEED0 and len(s.truth["coins"]) == 1
+    ring = next(d["xyxy_px"] for d in s.truth["distractors"] if d["kind"] == "ring")
+    proposal = opencv_contours.ContoursProposer().run(s.image_bgr, SPEC)
+    (doubt,) = [p for p in proposal.problems if "hollow" in p]
+    number = int(doubt.split("#")[1].split()[0])
+    x1, y1, x2, y2 = proposal.elements[number - 1].xyxy_px or [0, 0, 0, 0]
+    assert ring[0] <= (x1 + x2) / 2 <= ring[2] and ring[1] <= (y1 + y2) / 2 <= ring[3]

@@ -18,8 +18,8 @@ from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
 from groundeval.grounding._loop import run_grounding
 from groundeval.grounding.proposers import opencv_contours
 from groundeval.grounding.proposers._cv import box
-from groundeval.grounding.proposers._peers import faint_elements, peer_review
-from groundeval.grounding.proposers._residue import contrast_map
+from groundeval.grounding.proposers._peers import faint_elements, peer_review, unseen_elements
+from groundeval.grounding.proposers._residue import ContrastMap, contrast_map
 from groundeval.judges import ImagePart
 from groundeval.programs import run_check
 from groundeval.programs._model import GroundSpec
@@ -210,3 +210,21 @@ def test_tuning_rows_once_misjudged_in_size_are_not_failed(seed: int) -> None:
         assert run_check(h1.check, state).score == 1.0
     except Exception as exc:  # too close to call: the runner withholds it
         assert "too close to call" in str(exc)
+
+
+@pytest.mark.parametrize(("lit", "doubted"), [(1, True), (2, False), (3, False)])
+def test_a_map_that_shows_under_half_the_elements_found_says_so(lit: int, doubted: bool):
+    mask = np.zeros((100, 300), np.uint8)
+    boxes = [box((10 + 100 * i, 30, 50 + 100 * i, 70)) for i in range(3)]
+    for i in range(lit):
+        cv2.circle(mask, (30 + 100 * i, 50), 18, 255, -1)  # a disc fills 0.79 of its box
+    cmap = ContrastMap(1.0, np.zeros(mask.shape, np.float32), mask, 45.0, floor=28.0)
+    problems = unseen_elements(cmap, boxes, "coin")
+    plain = ContrastMap(1.0, cmap.distance, mask, 28.0, floor=28.0)  # the cut at its floor
+    assert unseen_elements(plain, boxes, "coin") == []
+    assert bool(problems) is doubted
+    if doubted:
+        assert problems == [
+            "the residue map shows 1 of the 3 coins found: a coin missed would not show either"
+        ]
+    assert unseen_elements(cmap, [], "coin") == []

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from groundeval.benchmarks.synthetic import generate
-from groundeval.grounding.proposers import _residue, opencv_circles, opencv_contours
+from groundeval.grounding.proposers import _discs, _residue, opencv_circles, opencv_contours
 from groundeval.grounding.proposers._cv import Review
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
@@ -54,11 +54,11 @@ def test_rim_supports_match_the_per_circle_loop() -> None:
     rng = np.random.default_rng(3)
     edges = (rng.random((240, 320)) > 0.7).astype(np.uint8) * 255
     circles = [
-        opencv_circles._circle(float(x), float(y), float(r))
+        _discs.circle_box(float(x), float(y), float(r))
         for x, y, r in zip(rng.uniform(-20, 660, 40), rng.uniform(-20, 500, 40),
                            rng.uniform(3, 90, 40), strict=True)
     ]  # fmt: skip
-    got = opencv_circles.rim_supports(circles, edges, 0.5)
+    got = _discs.rim_supports(circles, edges, 0.5)
     assert got.tolist() == [_rim_support_one(e, edges, 0.5) for e in circles]
 
 
@@ -274,11 +274,11 @@ def _loose_per_candidate(
 ) -> list[Element]:
     """The per-candidate loop ``loose_circles`` replaced: an element per candidate."""
     widest = max((float(e.fields["radius_px"]) for e in elements), default=0.0)
-    found = opencv_circles.loose_vote(half, params, scale, widest)
+    found = _discs.loose_vote(half, params, scale, widest)
     if found is None:
         return []
-    candidates = [opencv_circles._circle(x / scale, y / scale, r / scale) for x, y, r in found]
-    support = opencv_circles.rim_supports(candidates, edges, scale)
+    candidates = [_discs.circle_box(x / scale, y / scale, r / scale) for x, y, r in found]
+    support = _discs.rim_supports(candidates, edges, scale)
     out = []
     for c, share in zip(candidates, support, strict=True):
         (cx, cy), r = c.fields["center_px"], float(c.fields["radius_px"])
@@ -287,7 +287,7 @@ def _loose_per_candidate(
             < r + float(e.fields["radius_px"])
             for e in elements
         )
-        if share >= opencv_circles.MIN_RIM_SUPPORT and not hit:
+        if share >= _discs.MIN_RIM_SUPPORT and not hit:
             out.append(c)
     return out
 
@@ -308,7 +308,7 @@ def test_loose_vote_on_arrays_flags_the_circles_the_per_candidate_loop_did(
     edges = cv2.dilate(cv2.Canny(half, 50, 100), np.ones((3, 3), np.uint8))
     none: list[Element] = []
     for elements in (proposer.detect(img, GroundSpec(helper="boxes"), params), none):
-        got = opencv_circles.loose_circles(half, elements, params, edges, 0.5)
+        got = _discs.loose_circles(half, elements, params, edges, 0.5)
         want = _loose_per_candidate(half, elements, params, edges, 0.5)
         assert [e.xyxy_px for e in got] == [e.xyxy_px for e in want]
         assert all("looser vote" in e.reason for e in got)
