@@ -51,11 +51,7 @@ from groundeval.grounding.proposers._discs import (
     unlike_discs,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
-from groundeval.grounding.proposers._residue import (
-    ContrastMap,
-    Sizes,
-    merge_found,
-)
+from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
 from groundeval.grounding.proposers.opencv_contours import (
     WIDE_DIVISOR,
     opened_residue,
@@ -337,9 +333,8 @@ class BlobsProposer(CVProposer):
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
             # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
-            vote = HOUGH_VOTE
-            half, edges, scale = half_edges(image_bgr, float(vote["param1"]))
-            loose = loose_circles(half, elements, vote, edges, scale)
+            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+            loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
             review.unexplained = merge_found(review.unexplained, loose)
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))
         return with_peer_checks(review, cmap, elements, "blob")
