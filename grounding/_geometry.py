@@ -498,6 +498,20 @@ def holds_centre(a: Element, b: Element) -> bool:
     return (bx1 < acx < bx2 and by1 < acy < by2) or (ax1 < bcx < ax2 and ay1 < bcy < ay2)
 
 
+def covered_share(region: Element, covers: Sequence[Element]) -> float:
+    """Share of ``region``'s box that the union of the ``covers``' boxes overlaps (0..1).
+
+    Boxes, not shapes: an unexplained region and the elements that explain it are compared
+    by what they bound.
+    """
+    x1, y1, x2, y2 = element_xyxy(region)
+    area = (x2 - x1) * (y2 - y1)
+    if area <= 0 or not covers:
+        return 0.0
+    union = shapely.union_all([shapely.box(*element_xyxy(c)) for c in covers])
+    return float(union.intersection(shapely.box(x1, y1, x2, y2)).area / area)
+
+
 def same_object(
     a: Element, b: Element, *, min_iou: float = SAME_OBJECT_IOU, max_px: float = SAME_OBJECT_PX
 ) -> bool:

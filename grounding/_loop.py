@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._draw import draw_marks
-from groundeval.grounding._geometry import holds_centre, same_object, where_label
+from groundeval.grounding._geometry import covered_share, holds_centre, same_object, where_label
 from groundeval.grounding._protocol import (
     Feedback,
     Proposal,
@@ -318,6 +318,8 @@ async def _second_opinions(
 
 
 STILL_OPEN = "flagged by an earlier round and covered by no element since"
+COVERED_SHARE = 0.5
+"""Share of a flagged region's box that elements must bound to explain it."""
 
 
 def _still_open(
@@ -325,12 +327,15 @@ def _still_open(
 ) -> list[Element]:
     """Regions an earlier round flagged that no element covers and no current flag repeats.
 
-    Covered: an element's box and the region's box hold each other's centre, either way
-    round. A region is explained by an element, never by a retry's look ceasing to see it.
+    Covered: the elements (or current flags) whose box and the region's hold each other's
+    centre, either way round, together bound ``COVERED_SHARE`` of the region's box. A region
+    is explained by elements, never by a retry's look ceasing to see it, nor by a scrap of
+    it (a retry's small box on a coin's highlight, probe tuning seed 240).
     """
     kept = []
     for u in flagged:
-        if any(holds_centre(e, u) for e in [*elements, *flagged_now]):
+        touching = [e for e in [*elements, *flagged_now] if holds_centre(e, u)]
+        if touching and covered_share(u, touching) >= COVERED_SHARE:
             continue
         reason = u.reason if u.reason.endswith(f"({STILL_OPEN})") else f"{u.reason} ({STILL_OPEN})"
         kept.append(u.model_copy(update={"reason": reason}))

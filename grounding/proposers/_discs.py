@@ -1,14 +1,16 @@
 """Looks for round objects that several proposers share: shape, colour and a loose Hough vote.
 
 ``opencv.circles``, ``opencv.blobs``, ``opencv.contours`` and ``yolo.coins`` all count discs
-(coins, mostly), and all can be fooled alike: a note, a ring or a paper clip's loop taken for a
-coin (:func:`unlike_discs`), and a coin the colour of the table, seen only by its rim, missed
-(:func:`loose_circles`, a second Hough vote under the usual cut). Rim support
-(:func:`rim_shares`) says how much of a circle lies on an image edge.
+(coins, mostly), and all can be fooled alike: a note, a ring, a paper clip's loop or a coin's
+reflection taken for a coin (:func:`unlike_discs`), and a coin the colour of the table, seen
+only by its rim, missed (:func:`loose_circles`, a second Hough vote under the usual cut). Rim
+support (:func:`rim_shares`) says how much of a circle lies on an image edge, and
+:func:`inner_edge_shares` how much of its inside (none: a blur of light, not a coin).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import cv2
@@ -78,6 +80,7 @@ def unlike_discs(
     rectangle, a square all of it; a coin covers its box's core, a ring only its rim.
     ``metal_hues_deg`` (for coins): an object of a clear colour (``METAL_GREY_CHROMA``)
     whose Lab hue lies outside this span, as a red or blue paper clip's does, is no coin.
+    Nor is a faint copy of the disc just above it (:func:`faint_copies`: a reflection).
     """
     h, w = image_bgr.shape[:2]
     problems: list[str] = []
@@ -98,6 +101,55 @@ def unlike_discs(
             doubt = _colour_doubt(crop, ink, radii_sq, metal_hues_deg)
         if doubt:
             problems.append(f"{what} #{i} is {doubt}, not a coin?")
+    return problems + faint_copies(image_bgr, elements, what)
+
+
+MIRROR_ALIGN = 0.3
+"""A disc whose centre lies within this many radii of the line down another's centre ..."""
+MIRROR_REACH = 1.5
+"""... no further below it than this many times their radii summed (touching: 1), ..."""
+MIRROR_FAINT = 0.45
+"""... and whose box's grey spread is under this share of the other's, is its reflection.
+Coin reflections on glossy tables (probe tuning seeds 0-299) spread 0.15-0.41 of their coin;
+coins lying just under a coin 0.51 and up (probe 0-299, blind 0-199)."""
+
+
+def faint_copies(image_bgr: np.ndarray, elements: list[Element], what: str) -> list[str]:
+    """Discs (``what``) just below a disc of their size, much fainter than it: reflections.
+
+    A glossy table mirrors a coin straight below it, touching it, dimmed; a detector scores
+    the mirror image as a coin (0.5-0.9). Coins are round whichever way up, so it is not the
+    mirrored face but the faintness (the grey spread in the box) that tells one.
+    """
+    circles = circle_array(elements)
+    if len(circles) < 2:
+        return []
+    h, w = image_bgr.shape[:2]
+    spread: dict[int, float] = {}
+
+    def box_spread(k: int) -> float:  # only boxes in a pair: most images have none
+        if k not in spread:
+            x1, y1, x2, y2 = bounds(elements[k])
+            top, left = max(int(y1), 0), max(int(x1), 0)
+            crop = image_bgr[top : min(int(y2) + 1, h), left : min(int(x2) + 1, w)]
+            spread[k] = float(cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).std()) if crop.size else 0.0
+        return spread[k]
+
+    problems = []
+    for i, (cx, cy, r) in enumerate(circles):
+        for j, (ux, uy, ur) in enumerate(circles):
+            below = 0 < cy - uy <= MIRROR_REACH * (r + ur)
+            if j == i or not below or abs(cx - ux) > MIRROR_ALIGN * max(r, ur):
+                continue
+            if not 0.7 <= r / max(ur, 1e-6) <= 1.4:
+                continue
+            faint = box_spread(i) / max(box_spread(j), 1e-6)
+            if faint < MIRROR_FAINT:
+                problems.append(
+                    f"{what} #{i + 1} is a faint copy ({faint:.0%} of its contrast) of {what} "
+                    f"#{j + 1} just above it: a reflection on a glossy table, not a coin?"
+                )
+                break
     return problems
 
 
@@ -217,6 +269,44 @@ def rim_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarr
     return np.asarray(np.count_nonzero(on, axis=1) / len(RIM_POINTS))
 
 
+EDGELESS_INSIDE = 0.02
+"""A disc with under this share of its inner disc (0.8 of its radius) on an edge, and under
+``MIN_RIM_SUPPORT`` of its rim, shows no edge at all: a blur of light (bokeh), a reflection
+or a shadow. Edges in grey: of 2877 coins the coin network found on tuning images of four
+styles, one had none, of its 49 bokeh and reflection boxes 32; but out-of-style tuning
+seeds 600000-600399 held 24 more coins with none, brown on green felt. In colour
+(:func:`colour_edges`) those have a rim; bokeh still has nothing."""
+
+
+def colour_edges(image_bgr: np.ndarray, param1: float) -> np.ndarray:
+    """:func:`half_edges`' edges taken in each colour channel of the half-size copy, joined.
+
+    A brown coin on green felt has no edge in grey (the two are equally dark) but a clear
+    one in colour; a blur of light has none in any channel.
+    """
+    h, w = image_bgr.shape[:2]
+    half = cv2.resize(image_bgr, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
+    half = cv2.GaussianBlur(half, (3, 3), 0)
+    edges = np.max([cv2.Canny(c, param1 / 2, param1) for c in cv2.split(half)], axis=0)
+    return np.asarray(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
+
+
+def inner_edge_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:
+    """Share of (dilated) edge pixels of a ``scale`` copy inside 0.8 of each circle's radius."""
+    h, w = edges.shape
+    shares = []
+    for cx, cy, r in circles * scale:
+        reach = 0.8 * max(r, 1.0)
+        x1, y1 = max(int(cx - reach), 0), max(int(cy - reach), 0)
+        x2, y2 = min(int(cx + reach) + 1, w), min(int(cy + reach) + 1, h)
+        dx = (np.arange(x1, x2) + 0.5 - cx) ** 2
+        dy = (np.arange(y1, y2) + 0.5 - cy) ** 2
+        inside = dy[:, None] + dx[None, :] < reach**2
+        count = np.count_nonzero(inside)
+        shares.append(np.count_nonzero(edges[y1:y2, x1:x2][inside]) / count if count else 1.0)
+    return np.array(shares, dtype=float)
+
+
 def rim_points(circles: np.ndarray) -> np.ndarray:
     """The 72 rim points of each row ``(cx, cy, r)``, shape ``(n, 72, 2)``, image pixels."""
     rows = circles.reshape(-1, 1, 3)
@@ -247,10 +337,45 @@ def half_edges(
     return half, cv2.dilate(edges, np.ones((3, 3), np.uint8)), half.shape[1] / w
 
 
+@dataclass(frozen=True)
+class RimLook:
+    """How a second Hough vote looks for coins nothing found covers.
+
+    ``votes``: the share of ``param2`` it votes at; ``min_rim``: the share of a circle's rim
+    that must lie on an edge; ``radius_span``: radii kept, as shares of the median radius
+    found (``None``: any up to ``LOOSE_WIDEST`` times the largest); ``max_halo``: below.
+    """
+
+    votes: float = LOOSE_VOTES
+    min_rim: float = MIN_RIM_SUPPORT
+    radius_span: tuple[float, float] | None = None
+    max_halo: float = 1.0
+    """Share of a circle ``HALO_RADII`` times as wide that may lie on an edge: under 1, a
+    circle on a table whose own texture is edges everywhere (wood grain) is passed over."""
+
+
+HALO_RADII = 1.4
+"""The table around a circle is read on a circle this many times as wide."""
+LOOSE = RimLook()
+"""Circles' and blobs' look: a looser vote, for a coin the colour of the table."""
+COIN_SIZED = RimLook(votes=1.0, min_rim=0.7, radius_span=(0.6, 1.6), max_halo=0.5)
+"""Contours' look: Hough's own vote, circles the size of the objects found, with a rim on an
+edge nearly all round. A silver coin on a pale sweep, missed by the contrast looks, shows so
+(probe tuning seeds 31, 119, 203); polka dots and a pen's end are smaller or rim less. Of 108
+images contours counted right with nothing flagged (probe 0-299, blind 0-199, out-of-style
+600000-600059), it flags 5; any size and a 0.35 rim flagged 27. On wood grain every circle
+has its rim on an edge (the half-size copy's edges cover 0.8-0.9 of the table): a table
+edged over half of a circle 1.4 times as wide says nothing, and is passed over."""
+
+
 def loose_vote(
-    half: np.ndarray, params: dict[str, Any], scale: float, widest_px: float = 0.0
+    half: np.ndarray,
+    params: dict[str, Any],
+    scale: float,
+    widest_px: float = 0.0,
+    votes: float = LOOSE_VOTES,
 ) -> np.ndarray | None:
-    """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``LOOSE_VOTES`` of its cut, or None.
+    """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``votes`` of its cut, or None.
 
     ``widest_px`` > 0 (the largest radius found, image pixels) caps the radii at
     ``LOOSE_WIDEST`` times it: the look seeks coins like those found (it costs Hough a pass
@@ -266,7 +391,7 @@ def loose_vote(
         dp=float(params["dp"]),
         minDist=1.6 * min_r,
         param1=float(params["param1"]),
-        param2=max(1.0, float(params["param2"]) * scale * LOOSE_VOTES),
+        param2=max(1.0, float(params["param2"]) * scale * votes),
         minRadius=min_r,
         maxRadius=max(min_r + 1, max_r),
     )
@@ -279,32 +404,42 @@ def loose_circles(
     params: dict[str, Any],
     edges: np.ndarray,
     scale: float,
+    look: RimLook = LOOSE,
 ) -> list[Element]:
-    """Circles a looser vote finds on the half-size copy (blurred), on an edge, none covers.
+    """Circles a second vote finds on the half-size copy (blurred), on an edge, none covers.
 
     Hough's cut on its accumulator decides which coins exist: a coin the colour of the
     table, seen only by its rim and shadow, falls just under it, and no contrast look sees
-    it either. Voting again at ``LOOSE_VOTES`` of the cut, on the half-size copy the rim
-    check already has, shows such a coin; one with its rim on an edge that no accepted
-    circle overlaps is unexplained. ``elements`` may be any boxes (see :func:`circle_array`).
+    it either. Voting again (at ``look.votes`` of the cut, on the half-size copy the rim
+    check already has) shows such a coin; one with ``look.min_rim`` of its rim on an edge
+    that no accepted circle overlaps is unexplained. ``elements`` may be any boxes (see
+    :func:`circle_array`).
     """
     mine = circle_array(elements)
-    found = loose_vote(half, params, scale, float(mine[:, 2].max()) if len(mine) else 0.0)
+    widest = float(mine[:, 2].max()) if len(mine) else 0.0
+    found = loose_vote(half, params, scale, widest, look.votes)
     if found is None:
         return []
     raw = found / scale  # full-image pixels, float32 as HoughCircles gives them
     # the fields circle_box would store (to 0.01 px), without an element per candidate
     fields = np.round(raw.astype(float), 2)
-    keep = rim_shares(fields, edges, scale) >= MIN_RIM_SUPPORT
+    keep = rim_shares(fields, edges, scale) >= look.min_rim
+    if look.max_halo < 1:
+        halo = fields * (1.0, 1.0, HALO_RADII)
+        keep &= rim_shares(halo, edges, scale) < look.max_halo
+    if look.radius_span and len(mine):
+        low, high = (share * float(np.median(mine[:, 2])) for share in look.radius_span)
+        keep &= (fields[:, 2] >= low) & (fields[:, 2] <= high)
     if elements:
         gap = fields[:, None, :2] - mine[None, :, :2]
         apart = np.hypot(gap[..., 0], gap[..., 1])
         keep &= ~(apart < fields[:, None, 2] + mine[None, :, 2]).any(axis=1)  # no overlap
+    how = "a looser vote finds" if look.votes < 1 else "Hough finds"
     return [
         box(
             bounds(c),
-            reason=f"a circle of radius {c.fields['radius_px']:.0f} px that a looser vote finds "
-            "on an edge and no circle found covers",
+            reason=f"a circle of radius {c.fields['radius_px']:.0f} px that {how} "
+            "on an edge and nothing found covers",
         )
         for c in (circle_box(*raw[i]) for i in np.flatnonzero(keep))
     ]

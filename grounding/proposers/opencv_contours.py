@@ -40,7 +40,9 @@ flags regions that are not round but compact, of about the median box's size, al
 wholly uncovered and lit well above the cut (``SOLID_*``: a faint or dark coin, or one
 merged with its shadow); a fifth flags
 round regions of the detector's own mask that no element covers; a sixth, as for circles,
-opens necks about a radius wide (``WIDE_DIVISOR``). Refused elements, more
+opens necks about a radius wide (``WIDE_DIVISOR``); a seventh asks Hough for circles the
+size of the elements with a rim on an edge nearly all round (:data:`._discs.COIN_SIZED`: a
+silver coin on a pale sweep, which no contrast look sees). Refused elements, more
 than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
 object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`) are ``problems``,
 and so are the peer look's misfits (:mod:`._peers`), among them a region far larger than
@@ -67,7 +69,13 @@ from groundeval.grounding._geometry import holds_centre
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
-from groundeval.grounding.proposers._discs import unlike_discs
+from groundeval.grounding.proposers._discs import (
+    COIN_SIZED,
+    HOUGH_VOTE,
+    half_edges,
+    loose_circles,
+    unlike_discs,
+)
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
     BACKGROUND_SIDE_PX,
@@ -223,6 +231,10 @@ class ContoursProposer(CVProposer):
             # cut out of the table as a disc
             wide = opened_residue(cmap, elements, sizes, "element", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
+            # a coin the contrast looks miss (silver on a pale sweep) still has a rim
+            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+            rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
+            review.unexplained = merge_found(review.unexplained, rims)
             review.problems += unlike_discs(image_bgr, elements, "element")
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
 

@@ -24,8 +24,10 @@ touching coins seen as one, would change the count; so is a box scored under
 ``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
 corner of a dark card on the table), and a box scored under ``bare_conf`` whose
 inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
-the contrast map, shows two straight edges, not a rim), and a box whose object is a
-rectangle, hollow, or of a hue no coin metal has (``metal_hues_deg``: a paper clip),
+the contrast map, shows two straight edges, not a rim), and a box of any score with no
+edge on its rim nor inside it (a blur of light, a reflection), and a box whose object is a
+rectangle, hollow, of a hue no coin metal has (``metal_hues_deg``: a paper clip), or a
+faint copy of the coin just above it (a reflection on a glossy table: :mod:`._discs`),
 and a contrast map whose cut a loud table raised so far that it shows under half the
 coins found (:func:`._peers.unseen_elements`: a missed coin would not show either).
 With no coin found, the residue check looks again at wider windows (:func:`wider_looks`).
@@ -44,11 +46,14 @@ from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._discs import (
+    EDGELESS_INSIDE,
     HOUGH_VOTE,
     METAL_HUES_DEG,
     MIN_RIM_SUPPORT,
     MetalHues,
+    colour_edges,
     half_edges,
+    inner_edge_shares,
     metal_span,
     rim_shares,
     unlike_discs,
@@ -410,27 +415,46 @@ def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> 
 
 
 def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: float) -> list[str]:
-    """Boxes the network scored under ``sure_conf`` whose inscribed circle runs on no edge.
+    """Boxes whose inscribed circle runs on too little edge for a coin's rim.
 
     A coin's rim is an edge all round (a card lying on it still leaves most of the rim);
-    the corner of a dark card, which the network half believes in and the contrast map
-    lights, has two straight edges that its box's circle crosses in a few points only.
-    Edges as ``opencv.circles`` reads a rim (half-size copy, its Canny cut).
+    the corner of a dark card, which the network half believes in (under ``sure_conf``)
+    and the contrast map lights, has two straight edges that its box's circle crosses in
+    a few points only. At any score, a box with no edge on its rim nor inside it, in grey
+    or in colour (``EDGELESS_INSIDE``), is a blur of light or a shadow, which the network
+    scores up to 0.9. Edges as ``opencv.circles`` reads a rim (half-size copy, its Canny cut).
     """
-    doubtful = [(i, e) for i, e in enumerate(elements, start=1)
-                if float(e.fields["confidence"]) < sure_conf]  # fmt: skip
-    if not doubtful:
+    if not elements:
         return []
     _, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
-    boxes = [element_xyxy(e) for _, e in doubtful]
+    boxes = [element_xyxy(e) for e in elements]
     circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
                         for x1, y1, x2, y2 in boxes])  # fmt: skip
-    return [
-        f"coin #{i} (scored {float(e.fields['confidence']):.2f}) has {share:.0%} of its rim "
-        f"on an edge (under {MIN_RIM_SUPPORT:.0%}): a card's corner or a mark, not a coin?"
-        for (i, e), share in zip(doubtful, rim_shares(circles, edges, scale), strict=True)
-        if share < MIN_RIM_SUPPORT
-    ]
+    rims = rim_shares(circles, edges, scale)
+    problems = []
+    coloured: np.ndarray | None = None  # edges in colour, made for the first sure box only
+    for i, (e, rim) in enumerate(zip(elements, rims, strict=True), start=1):
+        score = float(e.fields["confidence"])
+        if rim >= MIN_RIM_SUPPORT:
+            continue
+        if score < sure_conf:
+            problems.append(
+                f"coin #{i} (scored {score:.2f}) has {rim:.0%} of its rim on an edge (under "
+                f"{MIN_RIM_SUPPORT:.0%}): a card's corner or a mark, not a coin?"
+            )
+            continue
+        if coloured is None:
+            coloured = colour_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+        circle = circles[i - 1 : i]
+        if (
+            rim_shares(circle, coloured, scale)[0] < MIN_RIM_SUPPORT
+            and inner_edge_shares(circle, coloured, scale)[0] < EDGELESS_INSIDE
+        ):
+            problems.append(
+                f"coin #{i} (scored {score:.2f}) shows no edge on its rim ({rim:.0%}) or "
+                "inside it, in grey or colour: a blur of light or a shadow, not a coin?"
+            )
+    return problems
 
 
 def box_doubts(elements: list[Element], params: dict[str, Any]) -> list[str]:

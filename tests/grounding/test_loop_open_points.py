@@ -112,6 +112,29 @@ def test_a_retry_that_stops_flagging_a_region_without_covering_it_withholds(tmp_
     assert second.overlay and (tmp_path / second.overlay).exists()
 
 
+def test_a_retry_that_covers_a_flagged_region_with_a_scrap_of_a_box_withholds():
+    # round 2 boxes only a corner of the flagged region (the centres still hold each
+    # other): a quarter of it is not an explanation; two boxes that together bound it are
+    scrap = [82, 42, 92, 52]
+    rounds = [{"boxes": GOOD, "unexplained": [HIDDEN]}, {"boxes": [*GOOD, scrap]}]
+    state = _ground(params={"rounds": rounds}, budget=2)
+    assert state.status == "withheld" and "covered by no element since" in state.reason
+    halves = [[80, 40, 90, 60], [90, 40, 100, 60]]
+    rounds = [{"boxes": GOOD, "unexplained": [HIDDEN]}, {"boxes": [*GOOD, *halves]}]
+    assert _ground(params={"rounds": rounds}, budget=2).status == "grounded"
+
+
+def test_a_real_retry_that_boxes_a_coins_highlight_is_withheld():
+    # probe tuning seed 240: round 1 flags two silver coins; the retry boxes one in full and
+    # only a highlight of the other. Before the share rule this was "verified" with 5 of 7.
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", 240)
+    assert 240 < probe.REPORT_SEED0 and len(s.truth["coins"]) == 7
+    state = _ground(image=s.image_bgr, proposer="opencv.contours", budget=3)
+    assert state.status == "withheld" and "covered by no element since" in state.reason
+
+
 def test_a_real_retry_that_loosens_hough_until_the_flag_goes_is_withheld():
     # blind tuning seed 105 (8 coins): round 1 finds 7 circles and a looser vote flags the
     # 8th; the retry lowers Hough's threshold, its own looser vote shifts and stops seeing

@@ -153,6 +153,71 @@ def test_rimless_boxes_need_a_sure_score_or_a_rim():
     assert len(problems) == 1 and problems[0].startswith("coin #2 (scored 0.60)"), problems
 
 
+def _engraved_coin(img: np.ndarray, centre: tuple[int, int], radius: int, bgr: tuple) -> None:
+    """A coin with a darker rim ring and a numeral, as coins are drawn (edges inside)."""
+    import cv2
+
+    cv2.circle(img, centre, radius, bgr, -1, cv2.LINE_AA)
+    dark = tuple(int(0.6 * c) for c in bgr)
+    cv2.circle(img, centre, int(radius * 0.8), dark, 2, cv2.LINE_AA)
+    x, y = centre
+    cv2.putText(img, "20", (x - radius // 2, y + radius // 4), cv2.FONT_HERSHEY_SIMPLEX,
+                radius / 40, dark, 2, cv2.LINE_AA)  # fmt: skip
+
+
+def test_a_faint_mirror_image_just_below_a_coin_is_a_reflection():
+    from groundeval.grounding.proposers._cv import box
+
+    # a dark glossy table: a gold coin, its reflection below it (flipped, a quarter as
+    # strong), and a second real coin stacked below another one further right
+    img = np.full((360, 400, 3), (40, 40, 42), np.uint8)
+    _engraved_coin(img, (100, 100), 50, (60, 180, 225))
+    coin = img[50:151, 50:151].astype(np.float32)
+    table = np.float32(img[5, 5])
+    mirror = table + 0.25 * (coin[::-1] - table)
+    img[151:252, 50:151] = np.clip(mirror, 0, 255).astype(np.uint8)
+    _engraved_coin(img, (300, 100), 50, (60, 180, 225))
+    _engraved_coin(img, (300, 201), 50, (185, 188, 190))
+    boxes = [(50, 50, 150, 150), (50, 151, 150, 251), (250, 50, 350, 150), (250, 151, 350, 251)]
+    (doubt,) = _discs.faint_copies(img, [box(xyxy) for xyxy in boxes], "coin")
+    assert doubt.startswith("coin #2 is a faint copy") and "of coin #1 just above it" in doubt
+    # the same faint disc beside the coin, not below it, is not judged a reflection
+    assert _discs.faint_copies(img, [box(boxes[0]), box((151, 50, 251, 150))], "coin") == []
+    assert "faint copy" in " ".join(_discs.unlike_discs(img, [box(b) for b in boxes], "coin"))
+
+
+def test_a_blur_of_light_with_no_edge_is_no_coin_however_sure_the_score():
+    import cv2
+
+    from groundeval.grounding.proposers._cv import box
+
+    img = np.full((240, 400, 3), (45, 45, 48), np.uint8)
+    _engraved_coin(img, (100, 120), 50, (60, 180, 225))
+    light = np.zeros_like(img)
+    cv2.circle(light, (300, 120), 45, (70, 70, 70), -1)
+    img = cv2.add(img, cv2.GaussianBlur(light, (0, 0), 12))  # bokeh: a soft disc of light
+    coin, bokeh = box((50, 70, 150, 170), confidence=0.9), box((250, 70, 350, 170), confidence=0.9)
+    (doubt,) = yolo_coins.rimless_boxes(img, [coin, bokeh], 0.75)
+    assert doubt.startswith("coin #2 (scored 0.90) shows no edge on its rim")
+    # a brown coin on green felt, as dark in grey as the felt: no edge in grey, but in colour
+    felt = np.full((240, 240, 3), (50, 100, 45), np.uint8)
+    cv2.circle(felt, (120, 120), 45, (30, 55, 140), -1, cv2.LINE_AA)
+    grey = cv2.cvtColor(felt, cv2.COLOR_BGR2GRAY)
+    assert abs(int(grey[120, 120]) - int(grey[5, 5])) < 5
+    assert yolo_coins.rimless_boxes(felt, [box((75, 75, 165, 165), confidence=0.9)], 0.75) == []
+
+
+@pytest.mark.parametrize(("seed", "why"), [(182, "a faint copy"), (215, "shows no edge")])
+def test_probe_style_reflections_and_bokeh_withhold(seed: int, why: str):
+    # probe-style tuning seeds (100-299) where the network counted a reflection or a bokeh
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", seed)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert any(why in p for p in proposal.problems), proposal.problems
+    assert seed < probe.REPORT_SEED0
+
+
 def test_onnx_weights_run_without_torch_or_ultralytics():
     code = textwrap.dedent(
         """
