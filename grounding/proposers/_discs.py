@@ -284,11 +284,8 @@ def colour_edges(image_bgr: np.ndarray, param1: float) -> np.ndarray:
     A brown coin on green felt has no edge in grey (the two are equally dark) but a clear
     one in colour; a blur of light has none in any channel.
     """
-    h, w = image_bgr.shape[:2]
-    half = cv2.resize(image_bgr, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    half = cv2.GaussianBlur(half, (3, 3), 0)
-    edges = np.max([cv2.Canny(c, param1 / 2, param1) for c in cv2.split(half)], axis=0)
-    return np.asarray(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
+    half = _half_blurred(image_bgr)
+    return _dilated(np.max([cv2.Canny(c, param1 / 2, param1) for c in cv2.split(half)], axis=0))
 
 
 def inner_edge_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:
@@ -330,11 +327,20 @@ def half_edges(
     """
     if grey is None:
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-    h, w = grey.shape
-    half = cv2.resize(grey, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    half = cv2.GaussianBlur(half, (3, 3), 0)
-    edges = cv2.Canny(half, param1 / 2, param1)
-    return half, cv2.dilate(edges, np.ones((3, 3), np.uint8)), half.shape[1] / w
+    half = _half_blurred(grey)
+    return half, _dilated(cv2.Canny(half, param1 / 2, param1)), half.shape[1] / grey.shape[1]
+
+
+def _half_blurred(image: np.ndarray) -> np.ndarray:
+    """The image (grey or colour) area-averaged to half size and lightly blurred (3 x 3)."""
+    h, w = image.shape[:2]
+    half = cv2.resize(image, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
+    return np.asarray(cv2.GaussianBlur(half, (3, 3), 0))
+
+
+def _dilated(edges: np.ndarray) -> np.ndarray:
+    """Edge pixels grown by one pixel (3 x 3), so a rim point a pixel off still lands on one."""
+    return np.asarray(cv2.dilate(edges, np.ones((3, 3), np.uint8)))
 
 
 @dataclass(frozen=True)
