@@ -10,6 +10,7 @@ support (:func:`rim_shares`) says how much of a circle lies on an image edge, an
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,7 +20,12 @@ from annotated_types import MaxLen, MinLen
 
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding.proposers._cv import box
-from groundeval.grounding.proposers._residue import lab_distance, pixel_median
+from groundeval.grounding.proposers._residue import (
+    above,
+    lab_distance,
+    masked_medians,
+    pixel_median,
+)
 from groundeval.state import Element
 
 
@@ -88,12 +94,13 @@ def unlike_discs(
         x1, y1, x2, y2 = bounds(e)
         m = max(2, round(max(x2 - x1, y2 - y1) / 6))
         left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
-        right, bottom = min(int(np.ceil(x2)) + m, w), min(int(np.ceil(y2)) + m, h)
-        crop = cv2.cvtColor(image_bgr[top:bottom, left:right], cv2.COLOR_BGR2LAB)
-        if min(crop.shape[:2]) < 8:
+        right, bottom = min(math.ceil(x2) + m, w), min(math.ceil(y2) + m, h)
+        view = image_bgr[top:bottom, left:right]
+        if min(view.shape[:2]) < 8:
             continue
+        crop = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
         lightness, a, b = (float(round(v)) for v in pixel_median(_frame(crop, m)))
-        ink = (lab_distance(crop, (lightness, a, b, 0.0)) > SHAPE_CONTRAST).astype(np.uint8)
+        ink = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
         inside = (x1 - left, y1 - top, x2 - left, y2 - top)
         radii_sq = _box_radii(ink.shape, inside)
         doubt = _shape_doubt(ink, inside, radii_sq)
@@ -184,8 +191,8 @@ def _box_radii(shape: tuple[int, ...], xyxy: tuple[float, float, float, float]) 
     """
     x1, y1, x2, y2 = xyxy
     cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, max(min(x2 - x1, y2 - y1) / 2, 1.0)
-    dx = ((np.arange(shape[1]) + 0.5 - cx) / r) ** 2
-    dy = ((np.arange(shape[0]) + 0.5 - cy) / r) ** 2
+    dx = ((np.arange(0.5, shape[1]) - cx) / r) ** 2  # pixel centres
+    dy = ((np.arange(0.5, shape[0]) - cy) / r) ** 2
     return np.asarray(dy[:, None] + dx[None, :])
 
 
@@ -193,10 +200,11 @@ def _colour_doubt(
     lab: np.ndarray, ink: np.ndarray, radii_sq: np.ndarray, hues_deg: tuple[float, float]
 ) -> str:
     """Why the object's colour (its median in the box's inscribed disc) is no metal's, or ""."""
-    disc = (radii_sq < 1.0) & (ink > 0)
-    if np.count_nonzero(disc) < 10:
+    disc = (radii_sq < 1.0).view(np.uint8) & ink  # 1 on the object in the disc
+    count = cv2.countNonZero(disc)
+    if count < 10:
         return ""
-    _, a, b = pixel_median(lab[disc]) - (0.0, 128.0, 128.0)
+    a, b = (median - 128.0 for median in masked_medians(lab, (1, 2), disc, count))
     chroma, hue = float(np.hypot(a, b)), float(np.degrees(np.arctan2(b, a)))
     if chroma < METAL_GREY_CHROMA or hues_deg[0] <= hue <= hues_deg[1]:
         return ""
@@ -231,10 +239,12 @@ def _shape_doubt(
         (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
         if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
             return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
-    core, rim = ink[radii_sq < 0.25], ink[(radii_sq > 0.5625) & (radii_sq < 1.0)]
-    hollow = core.size and rim.size and core.mean() < HOLLOW_CORE
-    if hollow and rim.mean() >= max(HOLLOW_RIM * core.mean(), 0.05):
-        return f"hollow (its core {core.mean():.0%} unlike the table, its rim {rim.mean():.0%})"
+    inner = ink[radii_sq < 0.25]
+    if not inner.size or (core := np.count_nonzero(inner) / inner.size) >= HOLLOW_CORE:
+        return ""  # a filled core (a coin): its rim need not be read
+    outer = ink[(radii_sq > 0.5625) & (radii_sq < 1.0)]
+    if outer.size and (rim := np.count_nonzero(outer) / outer.size) >= max(HOLLOW_RIM * core, 0.05):
+        return f"hollow (its core {core:.0%} unlike the table, its rim {rim:.0%})"
     return ""
 
 

@@ -314,8 +314,20 @@ class BlobsProposer(CVProposer):
         params["min_area_px"] = float(params["min_area_px"]) * scale
         return params
 
+    def analyse(
+        self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
+    ) -> tuple[list[Element], Review]:
+        """Detection and self-check on one grey copy (the loose vote's edges are cut from it)."""
+        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        elements = self.blobs(grey, params)
+        return elements, self.self_check(image_bgr, elements, params, grey)
+
     def self_check(
-        self, image_bgr: np.ndarray, elements: list[Element], params: dict[str, Any]
+        self,
+        image_bgr: np.ndarray,
+        elements: list[Element],
+        params: dict[str, Any],
+        grey: np.ndarray | None = None,
     ) -> Review:
         """Uncovered round regions; too many or nested blobs; blobs unlike the others.
 
@@ -324,7 +336,8 @@ class BlobsProposer(CVProposer):
         ``max_area_px``, on a map whose window is sized to that), not only at the size of
         what it found: specks of the table found as dark blobs must not hide coins of the
         other polarity. With blobs found, Hough's loose vote (:func:`loose_circles`, at the
-        circles' defaults) looks for a coin the colour of the table by its rim.
+        circles' defaults) looks for a coin the colour of the table by its rim. ``grey``: the
+        image in grey, if made.
         """
         widest = float(params["max_area_px"])
         sizes, cmap = residue_map(image_bgr, elements, params, coarse=True, widest_area_px=widest)
@@ -333,7 +346,7 @@ class BlobsProposer(CVProposer):
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
             # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
-            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]), grey)
             loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
             review.unexplained = merge_found(review.unexplained, loose)
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))
@@ -343,6 +356,10 @@ class BlobsProposer(CVProposer):
         self, image_bgr: np.ndarray, spec: GroundSpec, params: dict[str, Any]
     ) -> list[Element]:
         """Blobs of the given colour (0 dark, 255 bright, ``None`` either) as circles."""
+        return self.blobs(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), params)
+
+    def blobs(self, grey: np.ndarray, params: dict[str, Any]) -> list[Element]:
+        """:meth:`detect` on the image in grey."""
         p = cv2.SimpleBlobDetector_Params()  # type: ignore[attr-defined]
         p.filterByColor = params["blob_color"] is not None
         p.blobColor = int(params["blob_color"] or 0)
@@ -358,6 +375,5 @@ class BlobsProposer(CVProposer):
         p.minThreshold = float(params["min_threshold"])
         p.maxThreshold = float(params["max_threshold"])
         detector = cv2.SimpleBlobDetector_create(p)  # type: ignore[attr-defined]
-        grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
         found = [circle_box(k.pt[0], k.pt[1], k.size / 2) for k in detector.detect(grey)]
         return sorted(found, key=lambda e: (e.fields["center_px"][1], e.fields["center_px"][0]))

@@ -195,6 +195,32 @@ def test_lab_distance_in_8_bits_equals_the_float_computation() -> None:
     )
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3), (9, 9), (40, 56), (97, 103)])
+def test_masked_medians_and_pixel_median_are_np_median(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[0])
+    for high in (256, 3):  # spread values, and ties
+        image = rng.integers(0, high, (*shape, 3), dtype=np.uint8)
+        mask = (rng.random(shape) < 0.6).astype(np.uint8)
+        mask.flat[0] = 1  # never empty
+        count = int(np.count_nonzero(mask))
+        picked = image[mask > 0]
+        expected = [float(np.median(picked[:, c])) for c in range(3)]
+        assert _residue.masked_medians(image, (0, 1, 2), mask, count) == expected
+        before = picked.copy()
+        assert _residue.pixel_median(picked).tolist() == expected
+        assert np.array_equal(picked, before)  # its input is left as it was
+
+
+def test_a_squared_lab_distance_cut_equals_the_distance_cut() -> None:
+    lab = cv2.cvtColor(_scene(3), cv2.COLOR_BGR2LAB)
+    colour = (120.0, 130.0, 125.0, 0.0)
+    cut = 25.0
+    squared = _residue.lab_distance(lab, colour, squared=True)
+    assert np.array_equal(
+        _residue.above(squared, cut**2), _residue.above(_residue.lab_distance(lab, colour), cut)
+    )
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 7), (120, 160), (121, 163)])
 def test_sample_median_is_np_median(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[1])
