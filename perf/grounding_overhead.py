@@ -10,7 +10,9 @@ spend). Median of ``--runs`` repetitions (default 20) per proposer and image.
 A second table times each CV proposer's self-check (residue, clutter, support):
 ``run(checks=True)`` over ``run(checks=False)``, medians, on its in-style scene
 and a harder tuning variant (goal: at most 1.5); for ``opencv.dice`` also on a bare
-table, where "no dice" is the claim and every look runs.
+table, where "no dice" is the claim and every look runs; for ``yolo.coins`` (the
+network's own time is its cost) also on a probe-style sweep, where the coin-sized Hough
+look runs.
 
 Images come from ``groundeval.benchmarks.synthetic.generate`` when it exists,
 otherwise from a small built-in drawing of coins and dice.
@@ -163,6 +165,7 @@ def self_check_ratio(proposer: str, image: np.ndarray, runs: int) -> tuple[float
 
 def print_self_checks(runs: int) -> None:
     """One row per CV proposer and image: proposer alone, with self-check, ratio."""
+    from groundeval.benchmarks.synthetic import probe
     from groundeval.benchmarks.synthetic._tuning import coins_scene, dice_scene
 
     print(f"\nself-check overhead, median of {runs} runs (goal: ratio <= 1.5)")
@@ -175,6 +178,8 @@ def print_self_checks(runs: int) -> None:
         ("opencv.contours", "tuning coins 0", coins_scene(0).image_bgr),
         ("opencv.circles", "coins clean 0", generate_image("coins", 0)),
         ("opencv.blobs", "coins clean 0", generate_image("coins", 0)),
+        ("yolo.coins", "coins clean 0", generate_image("coins", 0)),
+        ("yolo.coins", "probe coins 7", probe.generate("coins", 7).image_bgr),
         ("opencv.lines", "compass clean 0", generate_image("compass", 0)),
         ("opencv.color_region", "sun clean 0", generate_image("sun", 0)),
     ]

@@ -44,7 +44,8 @@ opens necks about a radius wide (``WIDE_DIVISOR``); a seventh asks Hough for cir
 size of the elements with a rim on an edge nearly all round (:data:`._discs.COIN_SIZED`: a
 silver coin on a pale sweep, which no contrast look sees). Refused elements, more
 than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
-object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`) are ``problems``,
+object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`), or whose box
+holds no edge in grey or colour (bokeh: :func:`._discs.edgeless_boxes`) are ``problems``,
 and so are the peer look's misfits (:mod:`._peers`), among them a region far larger than
 the round one in it and than its peers (a cloudy table grown around a coin).
 The residue looks for objects of the size the spec asked for, never a retry's halved
@@ -72,6 +73,7 @@ from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._discs import (
     COIN_SIZED,
     HOUGH_VOTE,
+    edgeless_boxes,
     half_edges,
     loose_circles,
     unlike_discs,
@@ -232,10 +234,16 @@ class ContoursProposer(CVProposer):
             wide = opened_residue(cmap, elements, sizes, "element", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
             # a coin the contrast looks miss (silver on a pale sweep) still has a rim
-            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+            param1 = float(HOUGH_VOTE["param1"])
+            half, edges, scale = half_edges(image_bgr, param1)
             rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
             review.unexplained = merge_found(review.unexplained, rims)
             review.problems += unlike_discs(image_bgr, elements, "element")
+            review.problems += [
+                f"element #{i + 1} has no edge in its box, in grey or colour: a blur of "
+                "light or a shadow, not an object?"
+                for i in edgeless_boxes(image_bgr, elements, edges, scale, param1)
+            ]
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
 
     def detect(

@@ -10,14 +10,16 @@ box nested in another and a box straddling two surer ones are dropped
 (:func:`without_nested`). A retry keeps the confidence cut: at a lower cut false
 coins are accepted.
 
-Self-check: a coin the network missed must withhold the question. Three checks
+Self-check: a coin the network missed must withhold the question. Four checks
 look for one: boxes the network scored below ``conf`` but at least
 ``doubt_conf`` that no accepted box covers (it half believed they are coins),
 the residue check shared by the CV proposers (compact, roundish regions
 contrasting with their surroundings, of a coin's size, that no box covers,
 then once more with every box erased, for a missed coin touching a found one),
-and round regions of a found coin's colour, lit on the contrast map, that no coin
-covers (:func:`same_colour_coins`: a coin one region with its neighbours and a card);
+round regions of a found coin's colour, lit on the contrast map, that no coin
+covers (:func:`same_colour_coins`: a coin one region with its neighbours and a card),
+and circles Hough finds of about the found coins' size with a rim on an edge nearly all
+round that no box overlaps (:data:`._discs.COIN_SIZED`: a silver coin on a pale sweep);
 all are ``unexplained``; a box much smaller or larger than the others, or far
 from square, is a doubt too (``problems``), since one coin seen as two, or two
 touching coins seen as one, would change the count; so is a box scored under
@@ -46,6 +48,7 @@ from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._discs import (
+    COIN_SIZED,
     EDGELESS_INSIDE,
     HOUGH_VOTE,
     METAL_HUES_DEG,
@@ -54,6 +57,7 @@ from groundeval.grounding.proposers._discs import (
     colour_edges,
     half_edges,
     inner_edge_shares,
+    loose_circles,
     metal_span,
     rim_shares,
     unlike_discs,
@@ -180,7 +184,11 @@ class YoloCoinsProposer(YoloProposer):
         unexplained = merge_found(unexplained, same_colour_coins(image_bgr, cmap, elements))
         problems += box_doubts(elements, params)
         problems += bare_boxes(cmap, elements, float(params["bare_conf"]))
-        problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]))
+        if elements:  # a silver coin on a pale sweep, unlit on the map, still has a rim
+            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+            rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
+            unexplained = merge_found(unexplained, rims)
+            problems += rimless_boxes(image_bgr, elements, float(params["bare_conf"]), edges)
         problems += unlike_discs(image_bgr, elements, "coin", metal_span(params))
         problems += unseen_elements(cmap, elements, "coin")
         return with_peer_checks(Review(unexplained, problems), cmap, elements, "coin", faint=False)
@@ -414,7 +422,9 @@ def bare_boxes(cmap: ContrastMap, elements: list[Element], sure_conf: float) -> 
     return problems
 
 
-def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: float) -> list[str]:
+def rimless_boxes(
+    image_bgr: np.ndarray, elements: list[Element], sure_conf: float, edges: np.ndarray
+) -> list[str]:
     """Boxes whose inscribed circle runs on too little edge for a coin's rim.
 
     A coin's rim is an edge all round (a card lying on it still leaves most of the rim);
@@ -422,11 +432,11 @@ def rimless_boxes(image_bgr: np.ndarray, elements: list[Element], sure_conf: flo
     and the contrast map lights, has two straight edges that its box's circle crosses in
     a few points only. At any score, a box with no edge on its rim nor inside it, in grey
     or in colour (``EDGELESS_INSIDE``), is a blur of light or a shadow, which the network
-    scores up to 0.9. Edges as ``opencv.circles`` reads a rim (half-size copy, its Canny cut).
+    scores up to 0.9. ``edges``: :func:`half_edges`' at ``opencv.circles``' Canny cut.
     """
     if not elements:
         return []
-    _, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]))
+    scale = edges.shape[1] / image_bgr.shape[1]
     boxes = [element_xyxy(e) for e in elements]
     circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
                         for x1, y1, x2, y2 in boxes])  # fmt: skip

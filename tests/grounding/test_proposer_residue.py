@@ -15,6 +15,7 @@ import pytest
 from groundeval.benchmarks.synthetic import _effects as fx
 from groundeval.benchmarks.synthetic._tuning import FACES, METALS, draw_coin, draw_die
 from groundeval.grounding.proposers import (
+    _discs,
     ocr,
     opencv_circles,
     opencv_color,
@@ -193,6 +194,31 @@ def test_coins_of_several_metals_on_wood() -> None:
     for e in proposal.elements:
         x1, y1, x2, y2 = e.xyxy_px or [0, 0, 0, 0]
         assert any(x1 <= cx <= x2 and y1 <= cy <= y2 for cx, cy, _ in centres)
+
+
+def _coin_sized_flags(table: np.ndarray) -> tuple[float, list[list[float]]]:
+    """Three silver coins drawn on ``table``, two found: the table's edge share, and where the
+    coin-sized Hough look flags a coin missed."""
+    rng = np.random.default_rng(4)
+    img = table.copy()
+    coins = [(140.0, 140.0, 36.0), (460.0, 170.0, 38.0), (300.0, 330.0, 37.0)]
+    for cx, cy, r in coins:
+        draw_coin(img, (cx, cy), r, METALS["silver"], rng, shadow=False)
+    half, edges, scale = _discs.half_edges(img, float(_discs.HOUGH_VOTE["param1"]))
+    found = [_discs.circle_box(*c) for c in coins[:2]]
+    flags = _discs.loose_circles(half, found, _discs.HOUGH_VOTE, edges, scale, _discs.COIN_SIZED)
+    return _discs.table_edge_share(edges, found, scale), [f.xyxy_px or [] for f in flags]
+
+
+def test_the_coin_sized_look_flags_a_missed_coin_on_a_plain_table_only() -> None:
+    w, h = fx.SIZE_WH
+    share, flags = _coin_sized_flags(np.full((h, w, 3), (200, 205, 210), np.uint8))
+    assert share < _discs.COIN_SIZED.max_table_edges and flags
+    assert all(x1 <= 300 <= x2 and y1 <= 330 <= y2 for x1, y1, x2, y2 in flags)
+    # on wood grain Hough finds rims in the grain (seed 0: three, with the table rule off);
+    # a table so edged says nothing about a coin missed
+    share, flags = _coin_sized_flags(fx.wood_grain(np.random.default_rng(0), fx.SIZE_WH))
+    assert share > _discs.COIN_SIZED.max_table_edges and flags == []
 
 
 def test_scikit_image_coins_at_defaults() -> None:

@@ -137,6 +137,11 @@ def test_bare_boxes_need_a_sure_score_or_contrast():
     assert len(problems) == 1 and problems[0].startswith("coin #2 (scored 0.60)")
 
 
+def _edges(img: np.ndarray) -> np.ndarray:
+    """The half-size edges the self-check reads a rim on."""
+    return _discs.half_edges(img, float(_discs.HOUGH_VOTE["param1"]))[1]
+
+
 def test_rimless_boxes_need_a_sure_score_or_a_rim():
     import cv2
 
@@ -149,7 +154,7 @@ def test_rimless_boxes_need_a_sure_score_or_a_rim():
     coin = box((50, 90, 110, 150), confidence=0.6)
     corner = box((195, 75, 255, 135), confidence=0.6)
     sure_corner = box((195, 75, 255, 135), confidence=0.9)
-    problems = yolo_coins.rimless_boxes(table, [coin, corner, sure_corner], 0.75)
+    problems = yolo_coins.rimless_boxes(table, [coin, corner, sure_corner], 0.75, _edges(table))
     assert len(problems) == 1 and problems[0].startswith("coin #2 (scored 0.60)"), problems
 
 
@@ -197,14 +202,15 @@ def test_a_blur_of_light_with_no_edge_is_no_coin_however_sure_the_score():
     cv2.circle(light, (300, 120), 45, (70, 70, 70), -1)
     img = cv2.add(img, cv2.GaussianBlur(light, (0, 0), 12))  # bokeh: a soft disc of light
     coin, bokeh = box((50, 70, 150, 170), confidence=0.9), box((250, 70, 350, 170), confidence=0.9)
-    (doubt,) = yolo_coins.rimless_boxes(img, [coin, bokeh], 0.75)
+    (doubt,) = yolo_coins.rimless_boxes(img, [coin, bokeh], 0.75, _edges(img))
     assert doubt.startswith("coin #2 (scored 0.90) shows no edge on its rim")
     # a brown coin on green felt, as dark in grey as the felt: no edge in grey, but in colour
     felt = np.full((240, 240, 3), (50, 100, 45), np.uint8)
     cv2.circle(felt, (120, 120), 45, (30, 55, 140), -1, cv2.LINE_AA)
     grey = cv2.cvtColor(felt, cv2.COLOR_BGR2GRAY)
     assert abs(int(grey[120, 120]) - int(grey[5, 5])) < 5
-    assert yolo_coins.rimless_boxes(felt, [box((75, 75, 165, 165), confidence=0.9)], 0.75) == []
+    coin = box((75, 75, 165, 165), confidence=0.9)
+    assert yolo_coins.rimless_boxes(felt, [coin], 0.75, _edges(felt)) == []
 
 
 @pytest.mark.parametrize(("seed", "why"), [(182, "a faint copy"), (215, "shows no edge")])
@@ -429,3 +435,27 @@ def test_a_residue_map_that_does_not_show_the_coins_found_cannot_vouch_for_none_
     proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
     assert len(proposal.elements) == 6
     assert any("the residue map shows 2 of the 6 coins found" in p for p in proposal.problems)
+
+
+@pytest.mark.parametrize(("style", "seed"), [("blind", 203048), ("probe", 105066)])
+def test_a_missed_coin_with_a_rim_all_round_is_unexplained(style: str, seed: int):
+    # fresh report seeds of stop 38 (looked at in stop 39; reports since start higher): a
+    # silver coin beside a gold one (on a pale gradient; on a white sweep between two
+    # coins) that the network missed and no contrast look lit. Hough fits a circle to it
+    # (in 105066 to its inner ring, so the table is read 1.8 radii out, clear of its rim)
+    import importlib
+
+    s = importlib.import_module(f"groundeval.benchmarks.synthetic.{style}").generate("coins", seed)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert len(proposal.elements) < len(s.truth["coins"])
+    assert any("Hough finds" in u.reason for u in proposal.unexplained), proposal.unexplained
+
+
+def test_a_note_with_a_polka_dot_at_its_corner_still_reads_square():
+    # fresh blind report seed 203075 (looked at in stop 39): a yellow note on green polka
+    # cloth scored 0.92 as a coin; a dot touching its corner kept its hull under 0.9 full
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("coins", 203075)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert any("a rectangle" in p for p in proposal.problems), proposal.problems
