@@ -319,9 +319,14 @@ def edgeless_boxes(
 
 def _box_edge_share(element: Element, edges: np.ndarray, scale: float) -> float:
     """Share of a ``scale`` copy's (dilated) edge pixels inside an element's box."""
-    x1, y1, x2, y2 = (round(v * scale) for v in bounds(element))
-    inside = edges[max(y1, 0) : y2 + 1, max(x1, 0) : x2 + 1]
+    inside = edges[_scaled_box(element, scale)]
     return float(np.count_nonzero(inside)) / max(inside.size, 1)
+
+
+def _scaled_box(element: Element, scale: float) -> tuple[slice, slice]:
+    """The rows and columns of an element's box on a ``scale`` copy (ends included)."""
+    x1, y1, x2, y2 = (round(v * scale) for v in bounds(element))
+    return slice(max(y1, 0), y2 + 1), slice(max(x1, 0), x2 + 1)
 
 
 def inner_edge_shares(circles: np.ndarray, edges: np.ndarray, scale: float) -> np.ndarray:
@@ -456,8 +461,7 @@ def table_edge_share(edges: np.ndarray, elements: list[Element], scale: float) -
     """Share of a ``scale`` copy's (dilated) edge pixels outside the elements' boxes."""
     table = np.ones(edges.shape, bool)
     for e in elements:
-        x1, y1, x2, y2 = (round(v * scale) for v in bounds(e))
-        table[max(y1, 0) : y2 + 1, max(x1, 0) : x2 + 1] = False
+        table[_scaled_box(e, scale)] = False
     count = np.count_nonzero(table)
     return float(np.count_nonzero(edges[table])) / count if count else 1.0
 

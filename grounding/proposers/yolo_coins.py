@@ -434,8 +434,6 @@ def rimless_boxes(
     or in colour (``EDGELESS_INSIDE``), is a blur of light or a shadow, which the network
     scores up to 0.9. ``edges``: :func:`half_edges`' at ``opencv.circles``' Canny cut.
     """
-    if not elements:
-        return []
     scale = edges.shape[1] / image_bgr.shape[1]
     boxes = [element_xyxy(e) for e in elements]
     circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
