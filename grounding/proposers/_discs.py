@@ -25,6 +25,7 @@ from groundeval.grounding.proposers._residue import (
     lab_distance,
     masked_medians,
     pixel_median,
+    shrink,
 )
 from groundeval.state import Element
 
@@ -61,6 +62,10 @@ RIM_UNIT = np.stack([np.cos(RIM_POINTS), np.sin(RIM_POINTS)], axis=1)
 """Their unit offsets ``(cos, sin)``, taken once."""
 
 
+SHAPE_SIDE_PX = 64
+"""The shape and colour looks read a box at most this wide: a wider one's crop is shrunk by a
+whole step (a coin's outline, core and colour show as well at half its size; the pixels,
+a quarter, cost a quarter)."""
 SHAPE_CONTRAST = 25.0
 """Lab distance from the table around a box over which a pixel is the boxed object's."""
 RECT_FILL = 0.9
@@ -92,16 +97,19 @@ def unlike_discs(
     problems: list[str] = []
     for i, e in enumerate(elements, start=1):
         x1, y1, x2, y2 = bounds(e)
-        m = max(2, round(max(x2 - x1, y2 - y1) / 6))
+        side = max(x2 - x1, y2 - y1)
+        m = max(2, round(side / 6))
         left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
         right, bottom = min(math.ceil(x2) + m, w), min(math.ceil(y2) + m, h)
         view = image_bgr[top:bottom, left:right]
         if min(view.shape[:2]) < 8:
             continue
-        crop = cv2.cvtColor(view, cv2.COLOR_BGR2LAB)
-        lightness, a, b = (float(round(v)) for v in pixel_median(_frame(crop, m)))
+        step = max(1, math.ceil(side / SHAPE_SIDE_PX))
+        crop = cv2.cvtColor(shrink(view, step), cv2.COLOR_BGR2LAB)
+        frame = _frame(crop, max(2, round(m / step)))
+        lightness, a, b = (float(round(v)) for v in pixel_median(frame))
         ink = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
-        inside = (x1 - left, y1 - top, x2 - left, y2 - top)
+        inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
         radii_sq = _box_radii(ink.shape, inside)
         doubt = _shape_doubt(ink, inside, radii_sq)
         if not doubt and metal_hues_deg is not None:
@@ -109,6 +117,24 @@ def unlike_discs(
         if doubt:
             problems.append(f"{what} #{i} is {doubt}, not a coin?")
     return problems + faint_copies(image_bgr, elements, what)
+
+
+SIZE_SPREAD = 4.0
+"""Discs in one picture differ in radius by at most this factor: coins do (real ones under
+2x; probe-style tuning scenes, drawn to vary most, 3.3x), a paper clip's loop and a large
+coin do not (probe 106032: two Hough circles of 14 px in a clip beside a coin of 55).
+``opencv.circles`` checks it; a blob's size is too rough (probe coins 3.3x apart read over 4x)."""
+
+
+def spread_sizes(elements: list[Element], what: str) -> list[str]:
+    """A doubt when the discs (``what``) range in radius over ``SIZE_SPREAD`` times."""
+    radii = circle_array(elements)[:, 2]
+    if len(radii) < 2 or radii.max() <= SIZE_SPREAD * radii.min():
+        return []
+    return [
+        f"{what} radii range from {radii.min():.0f} to {radii.max():.0f} px (more than "
+        f"{SIZE_SPREAD:g}x): a loop or a part of something else taken for a coin?"
+    ]
 
 
 MIRROR_ALIGN = 0.3
@@ -433,16 +459,20 @@ def loose_vote(
     scale: float,
     widest_px: float = 0.0,
     votes: float = LOOSE_VOTES,
+    span_px: tuple[float, float] | None = None,
 ) -> np.ndarray | None:
     """Rows ``(x, y, r)`` (half-copy pixels) Hough finds at ``votes`` of its cut, or None.
 
     ``widest_px`` > 0 (the largest radius found, image pixels) caps the radii at
     ``LOOSE_WIDEST`` times it: the look seeks coins like those found (it costs Hough a pass
-    per radius, and larger ones are the round and solid looks' to flag).
+    per radius, and larger ones are the round and solid looks' to flag). ``span_px``: the
+    least and most radius sought (image pixels) instead; the whole pixels around it.
     """
     min_r = max(2, round(float(params["min_radius_px"]) * scale))
     max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
-    if widest_px > 0:
+    if span_px is not None:
+        min_r, max_r = max(2, math.floor(span_px[0] * scale)), math.ceil(span_px[1] * scale)
+    elif widest_px > 0:
         max_r = min(max_r, round(LOOSE_WIDEST * widest_px * scale))
     found = cv2.HoughCircles(
         half,
@@ -487,23 +517,27 @@ def loose_circles(
         return []
     mine = circle_array(elements)
     widest = float(mine[:, 2].max()) if len(mine) else 0.0
-    found = loose_vote(half, params, scale, widest, look.votes)
+    span = None
+    if look.radius_span and len(mine):  # Hough seeks only these radii (a pass per radius)
+        span = (look.radius_span[0] * mine[:, 2].min(), look.radius_span[1] * widest)
+    found = loose_vote(half, params, scale, widest, look.votes, span)
     if found is None:
         return []
     raw = found / scale  # full-image pixels, float32 as HoughCircles gives them
     # the fields circle_box would store (to 0.01 px), without an element per candidate
     fields = np.round(raw.astype(float), 2)
-    keep = rim_shares(fields, edges, scale) >= look.min_rim
-    if look.max_halo < 1:
-        halos = [rim_shares(fields * (1.0, 1.0, k), edges, scale) for k in HALO_RADII]
-        keep &= np.minimum.reduce(halos) < look.max_halo
-    if look.radius_span and len(mine):
-        low, high = look.radius_span[0] * mine[:, 2].min(), look.radius_span[1] * mine[:, 2].max()
-        keep &= (fields[:, 2] >= low) & (fields[:, 2] <= high)
+    keep = np.ones(len(fields), bool)
+    if span is not None:
+        keep &= (fields[:, 2] >= span[0]) & (fields[:, 2] <= span[1])
     if elements:
         gap = fields[:, None, :2] - mine[None, :, :2]
         apart = np.hypot(gap[..., 0], gap[..., 1])
         keep &= ~(apart < fields[:, None, 2] + mine[None, :, 2]).any(axis=1)  # no overlap
+    rest = np.flatnonzero(keep)  # the rims only of circles still in question
+    kept = rim_shares(fields[rest], edges, scale) >= look.min_rim
+    if look.max_halo < 1:
+        halos = [rim_shares(fields[rest] * (1.0, 1.0, k), edges, scale) for k in HALO_RADII]
+        kept &= np.minimum.reduce(halos) < look.max_halo
     how = "a looser vote finds" if look.votes < 1 else "Hough finds"
     return [
         box(
@@ -511,5 +545,5 @@ def loose_circles(
             reason=f"a circle of radius {c.fields['radius_px']:.0f} px that {how} "
             "on an edge and nothing found covers",
         )
-        for c in (circle_box(*raw[i]) for i in np.flatnonzero(keep))
+        for c in (circle_box(*raw[i]) for i in rest[kept])
     ]

@@ -374,12 +374,18 @@ def local_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
 
 
 def shrink(image: np.ndarray, step: int) -> np.ndarray:
-    """``image`` area-averaged to ``1 / step`` of each side (whole steps: OpenCV is fast)."""
+    """``image`` area-averaged to ``1 / step`` of each side, each pixel one ``step``-square block.
+
+    Whole blocks only (the last ``step - 1`` rows and columns at most are left out): on
+    them OpenCV's area resize takes its integer path, 3-4x quicker than the fractional
+    one a side not divisible by ``step`` would need (512 px by 3: 1.1 ms against 0.3).
+    """
     if step <= 1:
         return image
     h, w = image.shape[:2]
     size = (max(1, w // step), max(1, h // step))
-    return np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_AREA))
+    whole = image[: max(h // step * step, min(h, step)), : max(w // step * step, min(w, step))]
+    return np.asarray(cv2.resize(whole, size, interpolation=cv2.INTER_AREA))
 
 
 def halved(image: np.ndarray, step: int) -> np.ndarray:

@@ -48,6 +48,7 @@ from groundeval.grounding.proposers._discs import (
     metal_span,
     rim_points,
     rim_points_on,
+    spread_sizes,
     unlike_discs,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
@@ -176,6 +177,7 @@ def circle_review(
     loose = loose_circles(half, elements, params, edges, scale)
     review.unexplained = merge_found(review.unexplained, loose)
     review.problems += unlike_discs(image_bgr, elements, "circle", metal_span(params))
+    review.problems += spread_sizes(elements, "circle")
     return review
 
 

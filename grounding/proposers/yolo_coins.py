@@ -37,6 +37,7 @@ With no coin found, the residue check looks again at wider windows (:func:`wider
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -70,6 +71,7 @@ from groundeval.grounding.proposers._residue import (
     halved,
     lab_distance,
     merge_found,
+    pixel_median,
     sizes_from,
     unexplained_regions,
     work_copy,
@@ -250,7 +252,8 @@ COLOUR_LOW_SHARE = 0.2
 """Least area of a region of a coin's colour, as a share of the smallest coin box (a coin's
 face, its darker rim aside, fills half its box; a smaller coin, partly hidden, less)."""
 COLOUR_SIDE_PX = 320
-"""Long side of the copy the colour look reads (a small coin keeps its shape there)."""
+"""Most long side of the copy the colour look reads, the image shrunk by a whole step (a
+small coin keeps its shape there; a 512 px image is read at 256)."""
 COLOUR_LIT = 0.5
 """Least share of such a region's box lit on the contrast map (tuning: coins missed 0.98
 and more, patches of a table of a coin's colour 0.06 and less)."""
@@ -280,7 +283,7 @@ def same_colour_coins(
     if not boxes:
         return []
     h, w = image_bgr.shape[:2]
-    copy = halved(image_bgr, max(1, 2 ** int(np.log2(max(h, w) / COLOUR_SIDE_PX))))
+    copy = halved(image_bgr, math.ceil(max(h, w) / COLOUR_SIDE_PX))
     lab = cv2.cvtColor(copy, cv2.COLOR_BGR2LAB)
     s = lab.shape[1] / w
     areas = [(x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in boxes]
@@ -297,7 +300,7 @@ def same_colour_coins(
         inner = lab[max(0, int(cy - r)) : int(cy + r) + 1, max(0, int(cx - r)) : int(cx + r) + 1]
         if inner.size == 0:
             continue
-        colour = np.rint(np.median(inner.reshape(-1, 3), axis=0))
+        colour = np.rint(pixel_median(inner.reshape(-1, 3)))
         if any(np.linalg.norm(colour - c) < COIN_COLOUR_DISTANCE / 2 for c in colours):
             continue
         colours.append(colour)

@@ -232,10 +232,14 @@ def test_sample_median_is_np_median(shape: tuple[int, int]) -> None:
 
 
 def _old_background(lab8: np.ndarray, window_px: float) -> np.ndarray:
-    """``local_background`` as it was (np.clip, and float32 of the upsampled median)."""
+    """``local_background`` as it was (np.clip, and float32 of the upsampled median).
+
+    The shrunk copy is the area resize of the whole blocks, as :func:`_residue.shrink` reads.
+    """
     sh, sw = lab8.shape[:2]
     step = max(1, int(np.ceil(max(sh, sw) / _residue.BACKGROUND_SIDE_PX)))
-    tiny = lab8 if step == 1 else cv2.resize(lab8, (sw // step, sh // step),
+    whole = lab8[: sh // step * step, : sw // step * step]
+    tiny = lab8 if step == 1 else cv2.resize(whole, (sw // step, sh // step),
                                              interpolation=cv2.INTER_AREA)  # fmt: skip
     th, tw = tiny.shape[:2]
     k = int(np.clip(window_px * tiny.shape[1] / sw, 3, max(3, min(th, tw) - 1))) | 1
@@ -358,3 +362,62 @@ def test_halving_averages_whole_blocks_as_an_area_resize_does(
     h, w = shape[0] // step * step, shape[1] // step * step
     blocks = img[:h, :w].reshape(h // step, step, w // step, step, 3).mean(axis=(1, 3))
     assert np.abs(got - blocks).max() <= 0.5 * np.log2(step)
+
+
+@pytest.mark.parametrize("shape", [(512, 512), (481, 643), (37, 50)])
+@pytest.mark.parametrize("step", [3, 5, 6])
+def test_shrinking_averages_whole_blocks_on_any_side(shape: tuple[int, int], step: int) -> None:
+    # a side the step does not divide loses its last rows and columns: each pixel stays
+    # its block's mean (the area resize's integer path; its fractional one mixed blocks)
+    rng = np.random.default_rng(step)
+    img = rng.integers(0, 256, (*shape, 3), dtype=np.uint8)
+    got = _residue.shrink(img, step)
+    h, w = shape[0] // step * step, shape[1] // step * step
+    blocks = img[:h, :w].reshape(h // step, step, w // step, step, 3).mean(axis=(1, 3))
+    assert got.shape == blocks.shape
+    assert np.abs(got - blocks).max() <= 0.5 + 1e-9
+
+
+def _coin_note_ring_clip(k: int) -> tuple[np.ndarray, list[Element]]:
+    """A coin, a turned note, a thin ring and a blue disc on grey, ``k`` times 40 px wide each."""
+    from groundeval.grounding.proposers._cv import box
+
+    img = np.full((60 * k, 230 * k, 3), (150, 150, 152), np.uint8)
+    r = 20 * k
+    centres = [(30 * k, 30 * k), (85 * k, 30 * k), (140 * k, 30 * k), (195 * k, 30 * k)]
+    cv2.circle(img, centres[0], r, (60, 175, 220), -1, cv2.LINE_AA)
+    note = cv2.boxPoints((centres[1], (32 * k, 32 * k), 30)).astype(np.int32)
+    cv2.fillPoly(img, [note], (120, 235, 245), cv2.LINE_AA)
+    cv2.circle(img, centres[2], r, (60, 175, 220), max(2, k), cv2.LINE_AA)
+    cv2.circle(img, centres[3], r, (200, 90, 40), -1, cv2.LINE_AA)
+    boxes = [box((x - r - 1, y - r - 1, x + r + 1, y + r + 1)) for x, y in centres]
+    return img, boxes
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 7])
+def test_a_wide_box_read_on_a_shrunk_crop_keeps_its_verdict(k: int) -> None:
+    # boxes wider than SHAPE_SIDE_PX are read shrunk by a whole step: 42 px (read whole)
+    # to 282 px (read at a fifth) say the same of each object
+    img, boxes = _coin_note_ring_clip(k)
+    doubts = _discs.unlike_discs(img, boxes, "coin", (35.0, 110.0))
+    assert [d.split(" is ")[0] for d in doubts] == ["coin #2", "coin #3", "coin #4"], doubts
+    assert "a rectangle" in doubts[0] and "hollow" in doubts[1] and "hue" in doubts[2]
+
+
+def test_the_coin_sized_look_seeks_only_radii_near_those_found() -> None:
+    # Hough seeks 0.6 of the smallest to 1.6 of the largest radius found: a coin missed is
+    # flagged, a disc three times as wide and one a third as wide are not sought
+    img = np.full((400, 600), 170, np.uint8)
+    found = [(80, 80, 30), (200, 80, 30)]
+    for x, y, r in [*found, (340, 90, 30), (460, 260, 90), (120, 300, 10)]:
+        cv2.circle(img, (x, y), r, 90, -1, cv2.LINE_AA)
+    bgr = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+    half, edges, scale = _discs.half_edges(bgr, 100.0)
+    elements = [_discs.circle_box(x, y, r) for x, y, r in found]
+    flags = _discs.loose_circles(half, elements, _discs.HOUGH_VOTE, edges, scale, _discs.COIN_SIZED)
+    (flag,) = flags
+    x1, y1, x2, y2 = flag.xyxy_px or [0.0] * 4
+    assert np.hypot((x1 + x2) / 2 - 340, (y1 + y2) / 2 - 90) < 4, flag
+    wide = _discs.loose_vote(half, _discs.HOUGH_VOTE, scale, 0.0, 1.0, (54.0, 126.0))
+    assert wide is not None
+    assert any(np.hypot(x / scale - 460, y / scale - 260) < 6 for x, y, _ in wide)
