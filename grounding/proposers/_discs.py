@@ -123,7 +123,8 @@ SIZE_SPREAD = 4.0
 """Discs in one picture differ in radius by at most this factor: coins do (real ones under
 2x; probe-style tuning scenes, drawn to vary most, 3.3x), a paper clip's loop and a large
 coin do not (probe 106032: two Hough circles of 14 px in a clip beside a coin of 55).
-``opencv.circles`` checks it; a blob's size is too rough (probe coins 3.3x apart read over 4x)."""
+``opencv.circles`` checks it, ``yolo.coins`` on its box sides (``size_spread``); a blob's
+size is too rough (probe coins 3.3x apart read over 4x)."""
 
 
 def spread_sizes(elements: list[Element], what: str) -> list[str]:
@@ -468,12 +469,13 @@ def loose_vote(
     per radius, and larger ones are the round and solid looks' to flag). ``span_px``: the
     least and most radius sought (image pixels) instead; the whole pixels around it.
     """
-    min_r = max(2, round(float(params["min_radius_px"]) * scale))
-    max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
     if span_px is not None:
         min_r, max_r = max(2, math.floor(span_px[0] * scale)), math.ceil(span_px[1] * scale)
-    elif widest_px > 0:
-        max_r = min(max_r, round(LOOSE_WIDEST * widest_px * scale))
+    else:
+        min_r = max(2, round(float(params["min_radius_px"]) * scale))
+        max_r = round((float(params["max_radius_px"]) or min(half.shape) / scale / 2) * scale)
+        if widest_px > 0:
+            max_r = min(max_r, round(LOOSE_WIDEST * widest_px * scale))
     found = cv2.HoughCircles(
         half,
         cv2.HOUGH_GRADIENT,

@@ -54,6 +54,7 @@ from groundeval.grounding.proposers._discs import (
     HOUGH_VOTE,
     METAL_HUES_DEG,
     MIN_RIM_SUPPORT,
+    SIZE_SPREAD,
     MetalHues,
     colour_edges,
     half_edges,
@@ -110,7 +111,7 @@ class YoloCoinsProposer(YoloProposer):
         "erased_max_factor": 1.2,
         "erased_min_roundness": 0.6,
         "max_box_aspect": 1.8,
-        "size_spread": 4.0,
+        "size_spread": SIZE_SPREAD,
         "metal_hues_deg": list(METAL_HUES_DEG),
     }
     param_types: ClassVar[dict[str, Any]] = {
