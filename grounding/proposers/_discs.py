@@ -73,7 +73,11 @@ RECT_FILL = 0.9
 HOLLOW_CORE = 0.2
 """A boxed object covering less of its box's inner disc than this is hollow (a ring) ..."""
 HOLLOW_RIM = 3.0
-"""... when it covers this many times more of the outer ring of the disc (and 5 % or more)."""
+"""... when it covers this many times more of the outer ring of the disc (and 5 % or more).
+The ring runs from 0.75 of the disc's radius to ``HOLLOW_REACH`` times it."""
+HOLLOW_REACH = 1.25
+"""A blob's circle is fitted inside a thin ring's band (probe 107370: a gold ring 1.1 times
+the blob's radius), so the outer ring reads a little past the box."""
 
 
 def unlike_discs(
@@ -243,34 +247,33 @@ def _shape_doubt(
 ) -> str:
     """Why the object in a box's mask is no disc ("" when it may be one).
 
-    Only an object clear of the mask's frame is judged: one running on past the margin
-    (a coin under a card) is part of something larger, whose cut-off outline says nothing.
-    Its rectangle fill is read with specks a ninth of the box wide opened away, from its
-    convex hull, so a note's edge frayed by the cloth's weave, or a polka dot touching its
-    corner, still reads square (blind tuning seed 203075: 0.89 at a twelfth, 0.93 at a ninth).
+    Its outline is read with specks a ninth of the box wide opened away, so a note's edge
+    frayed by the cloth's weave, or a polka dot touching it, still reads square (blind tuning
+    seed 203075: a rectangle fill of 0.89 at a twelfth, 0.93 at a ninth; blind 205528: dots
+    joined the note to the mask's frame). Only an outline clear of the frame is judged a
+    rectangle: one running on past the margin (a coin under a card) is part of something
+    larger. Whether it is hollow is read wherever it runs (blind 205464: a ring's shadow
+    reached the frame).
     """
     x1, y1, x2, y2 = xyxy
-    contours, _ = cv2.findContours(ink, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
-        return ""
-    bx, by, bw, bh = cv2.boundingRect(max(contours, key=cv2.contourArea))
-    if bx == 0 or by == 0 or bx + bw == ink.shape[1] or by + bh == ink.shape[0]:
-        return ""
     grain = max(3, round(min(x2 - x1, y2 - y1) / 9) | 1)
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
     solid, _ = cv2.findContours(
         cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
     )
     if solid:
-        hull = cv2.convexHull(max(solid, key=cv2.contourArea))
-        area = float(cv2.contourArea(hull))
-        (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-        if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
-            return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
+        largest = max(solid, key=cv2.contourArea)
+        bx, by, bw, bh = cv2.boundingRect(largest)
+        if bx > 0 and by > 0 and bx + bw < ink.shape[1] and by + bh < ink.shape[0]:
+            hull = cv2.convexHull(largest)
+            area = float(cv2.contourArea(hull))
+            (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+            if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
+                return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
     inner = ink[radii_sq < 0.25]
     if not inner.size or (core := np.count_nonzero(inner) / inner.size) >= HOLLOW_CORE:
         return ""  # a filled core (a coin): its rim need not be read
-    outer = ink[(radii_sq > 0.5625) & (radii_sq < 1.0)]
+    outer = ink[(radii_sq > 0.5625) & (radii_sq < HOLLOW_REACH**2)]
     if outer.size and (rim := np.count_nonzero(outer) / outer.size) >= max(HOLLOW_RIM * core, 0.05):
         return f"hollow (its core {core:.0%} unlike the table, its rim {rim:.0%})"
     return ""

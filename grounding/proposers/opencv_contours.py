@@ -575,13 +575,15 @@ def round_residue(
     params: dict[str, Any],
     what: str,
     looked: tuple[Sizes, ContrastMap] | None = None,
+    min_roundness: float = 0.6,
 ) -> Review:
     """The residue check for round objects (coins, discs): shared by contours and circles.
 
-    ``looked`` is :func:`residue_map`'s result when the caller already has it.
+    ``looked`` is :func:`residue_map`'s result when the caller already has it;
+    ``min_roundness`` the least roundness of a region the first look flags.
     """
     sizes, cmap = looked or residue_map(image_bgr, elements, params)
-    found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=0.6)
+    found, problems = unexplained_regions(cmap, elements, sizes, what, min_roundness=min_roundness)
     # a coin touching a line of the table (mortar, grain) is one region with it: look again
     # with thin bridges opened away (a kernel about a third of the objects' diameter)
     found = merge_found(found, opened_residue(cmap, elements, sizes, what, BRIDGE_DIVISOR))

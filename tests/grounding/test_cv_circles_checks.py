@@ -211,9 +211,10 @@ def test_a_blue_paper_clip_is_no_coin_unless_any_colour_is_asked_for() -> None:
     clip = next(d["xyxy_px"] for d in s.truth["distractors"] if d["kind"] == "clip")
     spec = GroundSpec(helper="boxes", proposer="opencv.circles")
     proposal = opencv_circles.CirclesProposer().run(s.image_bgr, spec)
-    hues = [p for p in proposal.problems if "a hue no coin metal has" in p]
-    assert len(hues) == 2
-    for p in hues:
+    # each loop is doubted: by its hue, or (its table-coloured middle clear) as hollow
+    doubts = [p for p in proposal.problems if "a hue no coin metal has" in p or "hollow" in p]
+    assert len(doubts) == 2 and any("a hue no coin metal has" in p for p in doubts), doubts
+    for p in doubts:
         x1, y1, x2, y2 = proposal.elements[int(p.split("#")[1].split()[0]) - 1].xyxy_px or []
         assert clip[0] <= (x1 + x2) / 2 <= clip[2] and clip[1] <= (y1 + y2) / 2 <= clip[3]
     anything = spec.model_copy(update={"params": {"metal_hues_deg": None}})
@@ -245,3 +246,55 @@ def test_circles_over_four_times_apart_in_radius_are_doubted() -> None:
     assert not any("more than" in p for p in _review(img, found).problems)
     found.append(_coin(img, 560, 100, 15))
     assert any("radii range from 15 to 66" in p for p in _review(img, found).problems)
+
+
+def test_two_coins_one_region_missed_beside_specks_are_flagged() -> None:
+    # two alike coins touching are one region on the contrast map, filling about half
+    # their enclosing circle: under the 0.6 the other looks keep, over PAIR_ROUNDNESS
+    img = _table()
+    for x, y in ((100, 80), (220, 400), (560, 90)):
+        cv2.circle(img, (x, y), 5, (20, 25, 20), -1, cv2.LINE_AA)
+    cv2.circle(img, (380, 240), 40, (200, 220, 230), -1, cv2.LINE_AA)
+    cv2.circle(img, (460, 240), 40, (200, 220, 230), -1, cv2.LINE_AA)
+    spec = GroundSpec(helper="boxes", proposer="opencv.blobs", params={"blob_color": 0})
+    proposal = opencv_circles.BlobsProposer().run(img, spec)
+    assert proposal.elements and all(e.fields["radius_px"] < 10 for e in proposal.elements)
+    boxes = [u.xyxy_px or [0.0] * 4 for u in proposal.unexplained]
+    assert any(b[0] < 380 < b[2] and b[0] < 460 < b[2] for b in boxes), boxes
+
+
+def test_blind_205205_coins_touching_beside_linen_specks_withhold() -> None:
+    # a fresh blind report seed of stop 40 (looked at in stop 41; reports since start
+    # higher): at defaults the detector took 7 specks of linen and missed two touching coins
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("coins", 205205)
+    proposal = opencv_circles.BlobsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
+    assert len(proposal.elements) == 7 and s.truth["count"] == 2
+    boxes = [u.xyxy_px or [0.0] * 4 for u in proposal.unexplained]
+    for coin in s.truth["coins"]:
+        x, y = coin["center_px"]
+        assert any(b[0] < x < b[2] and b[1] < y < b[3] for b in boxes), boxes
+
+
+def test_a_thin_ring_whose_blob_sits_inside_it_is_hollow() -> None:
+    # a blob's circle is fitted inside a thin ring's band: the ring lies just past the box
+    img = _table()
+    cv2.circle(img, (320, 240), 55, (60, 175, 220), 4, cv2.LINE_AA)
+    ring = _discs.circle_box(320, 240, 49)
+    (doubt,) = _discs.unlike_discs(img, [ring], "blob")
+    assert doubt.startswith("blob #1 is hollow"), doubt
+    # a coin filled to its rim is no doubt, however far its rim runs
+    img = _table()
+    assert _discs.unlike_discs(img, [_coin(img, 320, 240, 49)], "blob") == []
+
+
+def test_probe_107370_a_gold_ring_taken_for_a_blob_withholds() -> None:
+    # a fresh probe report seed of stop 40 (looked at in stop 41): a gold ring on a white
+    # sweep counted as a second coin with nothing flagged
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", 107370)
+    proposal = opencv_circles.BlobsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
+    assert len(proposal.elements) == 2 and s.truth["count"] == 1
+    assert any("is hollow" in p for p in proposal.problems), proposal.problems
