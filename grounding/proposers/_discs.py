@@ -513,8 +513,9 @@ def table_edge_share(
     table = np.ones(edges.shape, np.uint8)
     for e in elements:
         table[_scaled_box(e, scale)] = 0
-    for x, y, r in [] if circles is None else circles:
-        cv2.circle(table, (round(x), round(y)), round(r * TABLE_CLEAR_RADII), 0, -1)
+    if circles is not None:
+        for x, y, r in circles:
+            cv2.circle(table, (round(x), round(y)), round(r * TABLE_CLEAR_RADII), 0, -1)
     count = cv2.countNonZero(table)
     return cv2.countNonZero(edges & table) / count if count else 1.0
 

@@ -577,7 +577,7 @@ def round_residue(
     looked: tuple[Sizes, ContrastMap] | None = None,
     min_roundness: float = 0.6,
 ) -> Review:
-    """The residue check for round objects (coins, discs): shared by contours and circles.
+    """The residue check for round objects (coins, discs): shared by contours, circles, blobs.
 
     ``looked`` is :func:`residue_map`'s result when the caller already has it;
     ``min_roundness`` the least roundness of a region the first look flags.
