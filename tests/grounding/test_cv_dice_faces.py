@@ -414,3 +414,42 @@ def test_a_face_outline_cut_short_at_a_corner_pip_is_refused(seed: int, die: int
 def _centre(e: object) -> tuple[float, float]:
     a, b, c, d = e.xyxy_px or [0.0] * 4  # type: ignore[attr-defined]
     return (a + c) / 2, (b + d) / 2
+
+
+@pytest.mark.parametrize("pips", [2, 3, 5])
+def test_pips_drawn_as_dark_outlines_round_light_centres_are_one_pip_each(pips: int) -> None:
+    # a flat illustration's pips: a white disc with a dark outline on a teal face. Holes in
+    # such a spot (its light centre, pinholes) cut its distance transform short, and its
+    # area read as pips merged (blind 206060: a two read as six, by both dice proposers)
+    img = _table((30, 30, 30))
+    cv2.rectangle(img, (285, 205), (355, 275), (150, 140, 30), -1)
+    layout = {2: [(-1, -1), (1, 1)], 3: [(-1, -1), (0, 0), (1, 1)],
+              5: [(-1, -1), (1, -1), (0, 0), (-1, 1), (1, 1)]}[pips]  # fmt: skip
+    for u, v in layout:
+        cv2.circle(img, (320 + 19 * u, 240 + 19 * v), 6, (245, 245, 245), -1, cv2.LINE_AA)
+        cv2.circle(img, (320 + 19 * u, 240 + 19 * v), 6, (20, 20, 20), 2, cv2.LINE_AA)
+    proposal = opencv_dice.DiceProposer().run(_finish(img), _spec())
+    assert [e.fields["pips"] for e in proposal.elements] == [pips]
+
+
+def test_blind_206060_ringed_pips_read_as_they_lie() -> None:
+    # a fresh blind report seed of stop 42's first count (looked at in stop 42): a teal two
+    # with ringed pips read as six by both dice proposers, and their consensus agreed
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("dice_math", 206060)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    pips = [e.fields["pips"] for e in sorted(proposal.elements, key=_centre)]
+    assert pips == s.truth["pips_left_to_right"] == [1, 2]
+
+
+def test_a_region_at_the_frame_is_not_read_as_a_face_at_full_size() -> None:
+    # tuning dice seed 246: a stain's ring cut by the bottom edge, flagged, then read at full
+    # size as a one once pips' pinholes were filled; a face the frame cuts may hide pips
+    from groundeval.benchmarks.synthetic import tuningdice
+
+    s = tuningdice.generate(246)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    h = s.image_bgr.shape[0]
+    assert all((e.xyxy_px or [0.0] * 4)[3] < h - 1 for e in proposal.elements), proposal.elements
+    assert len(proposal.elements) == s.truth["count"] or proposal.unexplained

@@ -196,12 +196,16 @@ def test_coins_of_several_metals_on_wood() -> None:
         assert any(x1 <= cx <= x2 and y1 <= cy <= y2 for cx, cy, _ in centres)
 
 
-def _coin_sized_flags(table: np.ndarray) -> tuple[float, list[list[float]]]:
-    """Three silver coins drawn on ``table``, two found: the table's edge share, and where the
-    coin-sized Hough look flags a coin missed."""
+THREE_COINS = [(140.0, 140.0, 36.0), (460.0, 170.0, 38.0), (300.0, 330.0, 37.0)]
+
+
+def _coin_sized_flags(
+    table: np.ndarray, coins: list[tuple[float, float, float]] = THREE_COINS
+) -> tuple[float, list[list[float]]]:
+    """Three silver coins ``(x, y, r)`` drawn on ``table``, the first two found: the table's
+    edge share, and where the coin-sized Hough look flags a coin missed."""
     rng = np.random.default_rng(4)
     img = table.copy()
-    coins = [(140.0, 140.0, 36.0), (460.0, 170.0, 38.0), (300.0, 330.0, 37.0)]
     for cx, cy, r in coins:
         draw_coin(img, (cx, cy), r, METALS["silver"], rng, shadow=False)
     half, edges, scale = _discs.half_edges(img, float(_discs.HOUGH_VOTE["param1"]))
@@ -239,6 +243,16 @@ def test_coins_missed_do_not_make_a_plain_table_look_edged() -> None:
     boxes = [f.xyxy_px or [] for f in flags]
     for cx, cy, _ in coins[2:]:
         assert any(x1 <= cx <= x2 and y1 <= cy <= y2 for x1, y1, x2, y2 in boxes), boxes
+
+
+def test_the_coin_sized_look_seeks_a_coin_under_half_the_least_found() -> None:
+    # a small silver coin beside large ones on a pale sweep: 0.48 of the least radius found
+    # (probe 107219, 107148 and 108144 alike: missed, nothing flagged, with a 0.6 span)
+    w, h = fx.SIZE_WH
+    sweep = np.full((h, w, 3), (200, 205, 210), np.uint8)
+    coins = [(150.0, 200.0, 48.0), (450.0, 220.0, 50.0), (300.0, 380.0, 23.0)]
+    _, flags = _coin_sized_flags(sweep, coins)
+    assert any(x1 <= 300 <= x2 and y1 <= 380 <= y2 for x1, y1, x2, y2 in flags), flags
 
 
 def test_scikit_image_coins_at_defaults() -> None:
