@@ -286,6 +286,16 @@ def xyxy_iou(a: Sequence[float], b: Sequence[float]) -> float:
     return float(inter / union) if union > 0 else 0.0
 
 
+def frame_gap_px(xyxy: Sequence[float], width: float, height: float) -> float:
+    """How far a box keeps off the image's frame: its least margin to a side (0 or less: cut).
+
+    >>> frame_gap_px((3, 5, 90, 40), 100, 50)
+    3
+    """
+    x1, y1, x2, y2 = xyxy
+    return min(x1, y1, width - x2, height - y2)
+
+
 def iou(a: Geometry, b: Geometry) -> float:
     """Intersection over union of two areas (boxes or polygons); 0 when the union is empty."""
     if isinstance(a, Box) and isinstance(b, Box):

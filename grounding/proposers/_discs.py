@@ -129,11 +129,12 @@ def unlike_discs(
         ink = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
         inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
         radii_sq = _box_radii(ink.shape, inside)
-        doubt = _shape_doubt(ink, inside, radii_sq)
+        core = radii_sq < 0.25  # the inner half of the box's inscribed disc
+        doubt = _shape_doubt(ink, inside, radii_sq, core)
         if not doubt and metal_hues_deg is not None:
             doubt = _colour_doubt(crop, ink, radii_sq, metal_hues_deg)
         if not doubt and holes:
-            gap = core_table_gap(image_bgr, crop, radii_sq, (x1, y1, x2, y2))
+            gap = core_table_gap(image_bgr, crop, core, (x1, y1, x2, y2))
             if gap < TABLE_CORE:
                 doubt = f"a hole (its core {gap:.1f} from the table beyond it: a ring's inside?)"
         if doubt:
@@ -263,18 +264,18 @@ def _colour_doubt(
 def core_table_gap(
     image_bgr: np.ndarray,
     lab: np.ndarray,
-    radii_sq: np.ndarray,
+    core: np.ndarray,
     xyxy: tuple[float, float, float, float],
 ) -> float:
     """Lab distance of a box's core from the table beyond it (``inf``: too little to read).
 
-    ``lab``: the box's crop in Lab, ``radii_sq``: :func:`_box_radii` of it. The core is the
-    crop's pixels within half the inscribed disc's radius; the table, the image's pixels on
-    two circles ``FAR_TABLE_RADII`` wide (a few dozen, converted to Lab alone); medians of
-    both. Under half those circles on the image (a box at a corner) says nothing.
+    ``lab``: the box's crop in Lab; ``core``: where in it lies the inner half of the box's
+    inscribed disc. The table is read on the image's pixels on two circles
+    ``FAR_TABLE_RADII`` wide (a few dozen, converted to Lab alone); medians of both. Under
+    half those circles on the image (a box at a corner) says nothing.
     """
-    core = lab[radii_sq < 0.25]
-    if len(core) < 4:
+    pixels = lab[core]
+    if len(pixels) < 4:
         return math.inf
     x1, y1, x2, y2 = xyxy
     centre, r = np.array([(x1 + x2) / 2, (y1 + y2) / 2]), min(x2 - x1, y2 - y1) / 2
@@ -285,11 +286,14 @@ def core_table_gap(
     if len(ix) < len(points) // 2:
         return math.inf
     far = cv2.cvtColor(image_bgr[ix[:, 1], ix[:, 0]].reshape(-1, 1, 3), cv2.COLOR_BGR2LAB)
-    return float(np.linalg.norm(pixel_median(core) - pixel_median(far.reshape(-1, 3))))
+    return float(np.linalg.norm(pixel_median(pixels) - pixel_median(far.reshape(-1, 3))))
 
 
 def _shape_doubt(
-    ink: np.ndarray, xyxy: tuple[float, float, float, float], radii_sq: np.ndarray
+    ink: np.ndarray,
+    xyxy: tuple[float, float, float, float],
+    radii_sq: np.ndarray,
+    core: np.ndarray,
 ) -> str:
     """Why the object in a box's mask is no disc ("" when it may be one).
 
@@ -299,7 +303,8 @@ def _shape_doubt(
     joined the note to the mask's frame). Only an outline clear of the frame is judged a
     rectangle: one running on past the margin (a coin under a card) is part of something
     larger. Whether it is hollow is read wherever it runs (blind 205464: a ring's shadow
-    reached the frame).
+    reached the frame), from ``radii_sq`` (:func:`_box_radii`) and ``core`` (where it is
+    under a quarter: the inner half of the inscribed disc).
     """
     x1, y1, x2, y2 = xyxy
     grain = max(3, round(min(x2 - x1, y2 - y1) / 9) | 1)
@@ -316,12 +321,12 @@ def _shape_doubt(
             (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
             if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
                 return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
-    inner = ink[radii_sq < 0.25]
-    if not inner.size or (core := np.count_nonzero(inner) / inner.size) >= HOLLOW_CORE:
+    inner = ink[core]
+    if not inner.size or (lit := np.count_nonzero(inner) / inner.size) >= HOLLOW_CORE:
         return ""  # a filled core (a coin): its rim need not be read
     outer = ink[(radii_sq > 0.5625) & (radii_sq < HOLLOW_REACH**2)]
-    if outer.size and (rim := np.count_nonzero(outer) / outer.size) >= max(HOLLOW_RIM * core, 0.05):
-        return f"hollow (its core {core:.0%} unlike the table, its rim {rim:.0%})"
+    if outer.size and (rim := np.count_nonzero(outer) / outer.size) >= max(HOLLOW_RIM * lit, 0.05):
+        return f"hollow (its core {lit:.0%} unlike the table, its rim {rim:.0%})"
     return ""
 
 

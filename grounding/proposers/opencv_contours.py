@@ -66,7 +66,7 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._geometry import element_xyxy as bounds
-from groundeval.grounding._geometry import holds_centre
+from groundeval.grounding._geometry import frame_gap_px, holds_centre
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
@@ -344,8 +344,7 @@ def drop_slivers(found: list[Element], shape: tuple[int, ...]) -> list[Element]:
 
 def _off_frame(e: Element, w: int, h: int) -> bool:
     """Whether a region's box keeps ``FRAME_GAP_PX`` off the frame (the frame does not cut it)."""
-    x1, y1, x2, y2 = bounds(e)
-    return min(x1, y1, w - x2, h - y2) >= FRAME_GAP_PX
+    return frame_gap_px(bounds(e), w, h) >= FRAME_GAP_PX
 
 
 def _whole_disc(e: Element) -> bool:

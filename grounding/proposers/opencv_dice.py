@@ -72,6 +72,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from groundeval.grounding._geometry import element_xyxy as bounds
+from groundeval.grounding._geometry import frame_gap_px
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cutout import full_size_region
@@ -482,13 +483,14 @@ def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, 
     return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
 
 
-def _at_frame(contour: np.ndarray, shape_hw: tuple[int, ...]) -> bool:
-    """Whether an outline reaches the image's edge (a face the frame cuts may hide pips).
+def _at_frame(contour: np.ndarray, shape_hw: tuple[int, ...], gap_px: int = 0) -> bool:
+    """Whether an outline comes within ``gap_px`` of the image's edge (0: reaches it).
 
-    A stain's ring at the edge, read at full size, was a one (tuning dice seed 246).
+    A face the frame cuts may hide pips: a stain's ring at the edge, read at full size, was a
+    one (tuning dice seed 246).
     """
     x, y, w, h = cv2.boundingRect(contour)
-    return x <= 0 or y <= 0 or x + w >= shape_hw[1] or y + h >= shape_hw[0]
+    return frame_gap_px((x, y, x + w, y + h), shape_hw[1], shape_hw[0]) <= gap_px
 
 
 def _consistent_sizes(found: list[tuple[Element, float]]) -> list[tuple[Element, float]]:
@@ -538,9 +540,7 @@ def _die_like(contour: np.ndarray, side: float, read: list[float], shape: tuple[
     Two touching dice are (a refusal withholds the question); a highlight on the table,
     a stripe of light wood or a bright corner of the image are not.
     """
-    h, w = shape[:2]
-    x, y, bw, bh = cv2.boundingRect(contour)
-    if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+    if _at_frame(contour, shape, gap_px=1):
         return False
     # with faces read, only a blob bigger than one face (dice merged) is refused here; one of
     # a face's size that could not be read is left to the residue check, which flags it if

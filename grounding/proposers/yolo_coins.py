@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import cv2
 import numpy as np
 
-from groundeval.grounding._geometry import element_xyxy
+from groundeval.grounding._geometry import element_xyxy, frame_gap_px
 from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
@@ -490,7 +490,7 @@ def box_doubts(
     for element in elements:
         x1, y1, x2, y2 = element_xyxy(element)
         bw, bh = max(x2 - x1, 1e-6), max(y2 - y1, 1e-6)
-        clear = x1 > 1 and y1 > 1 and x2 < w - 1 and y2 < h - 1
+        clear = frame_gap_px((x1, y1, x2, y2), w, h) > 1
         limit = float(params["max_clear_box_aspect" if clear else "max_box_aspect"])
         if max(bw, bh) / min(bw, bh) > limit:
             doubts.append(
