@@ -381,9 +381,14 @@ def colour_edges(image_bgr: np.ndarray, param1: float) -> np.ndarray:
 
 
 def edgeless_boxes(
-    image_bgr: np.ndarray, elements: list[Element], edges: np.ndarray, scale: float, param1: float
-) -> list[int]:
-    """Indices of elements whose box is under ``EDGELESS_INSIDE`` edge, in grey and colour.
+    image_bgr: np.ndarray,
+    elements: list[Element],
+    noun: str,
+    edges: np.ndarray,
+    scale: float,
+    param1: float,
+) -> list[str]:
+    """Problems for elements whose box is under ``EDGELESS_INSIDE`` edge, in grey and colour.
 
     ``edges``: a ``scale`` copy's in grey; those in colour (:func:`colour_edges`) are made
     only when a box has none in grey. An object cut out of the table by contrast has its
@@ -395,7 +400,12 @@ def edgeless_boxes(
     if not bare:
         return []
     coloured = colour_edges(image_bgr, param1)
-    return [i for i in bare if _box_edge_share(elements[i], coloured, scale) < EDGELESS_INSIDE]
+    return [
+        f"{noun} #{i + 1} has no edge in its box, in grey or colour: a blur of light or a "
+        "shadow, not an object?"
+        for i in bare
+        if _box_edge_share(elements[i], coloured, scale) < EDGELESS_INSIDE
+    ]
 
 
 def _box_edge_share(element: Element, edges: np.ndarray, scale: float) -> float:

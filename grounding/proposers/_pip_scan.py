@@ -229,11 +229,79 @@ def lone_pip_faces(image_bgr: np.ndarray, loose: list[Spot], side: float) -> lis
     ``LONE_ASPECT``) of a die's side (``LONE_SIDES``) with the pip near its centre
     (``LONE_CENTRE``) is a die no face covers. Where the cut follows the die's shadow
     instead (a white die on white paper), the face is grown from the pip by its own smooth
-    shading (:func:`_flooded_face`) and judged the same way.
+    shading (:func:`_flooded_face`) and judged the same way. Where neither finds a face, a
+    pip stark and round enough to be nothing else (:func:`_stark_pip`) is still a die.
     """
-    faces = (_face_around(image_bgr, q, side) or _flooded_face(image_bgr, q, side) for q in loose)
-    reason = "a lone pip centred on a square face that no die face covers"
-    return [box(xyxy, reason=reason) for xyxy in faces if xyxy is not None]
+    found: list[Element] = []
+    for q in loose:
+        xyxy = _face_around(image_bgr, q, side) or _flooded_face(image_bgr, q, side)
+        if xyxy is not None:
+            found.append(
+                box(xyxy, reason="a lone pip centred on a square face that no die face covers")
+            )
+        elif _stark_pip(image_bgr, q, side):
+            half = side / 2
+            found.append(
+                box(
+                    (q.x - half, q.y - half, q.x + half, q.y + half),
+                    reason="a lone spot as round and stark as a die's pip that no die face "
+                    "covers: a one missed?",
+                )
+            )
+    return found
+
+
+STARK_LIGHTNESS = 100.0
+"""Least lightness step (8-bit Lab L) between a lone spot and its ring for it to be a pip
+whatever the face around it shows: a die's pip is printed to be read, far lighter or darker
+than its face (black on cream, white on teal: 103-187 on the fresh seeds where a one was
+missed); a reflection's pip, a blot or a table's dot is faint (under 60), and a coloured dot
+on a table differs from it in hue more than in lightness (in-style tuning scenes: 2-106)."""
+STARK_CHROMA = 60.0
+"""Most chroma (8-bit Lab) of a stark lone spot: pips are black, white or a dark tint (0-45
+where a one was missed); a sticker or confetti dot of a saturated colour (in-style tuning
+scenes: 46-85) is no pip by itself."""
+STARK_ROUND = 0.9
+"""Least share of its enclosing circle a stark lone spot fills at full size: a pip is a disc
+(0.95-1.05 as cut), a pencil's tip or a fleck of light is not (0.25-0.8)."""
+STARK_RADIUS = 0.55
+"""Least radius of a stark lone spot, as a share of the expected pip's (``SPOT_RADIUS_SHARE``
+of the side): a one's pip is as large as any; a polka dot at half of it is no pip."""
+
+
+def _stark_pip(image_bgr: np.ndarray, q: Spot, side: float) -> bool:
+    """Whether a lone spot is a die's pip by itself: stark, round and pip-sized.
+
+    A one whose face the table hides (a cream die on a white sweep, a pink one on gingham)
+    shows no face the looks of :func:`lone_pip_faces` can cut, only its pip: a disc in a
+    pip's colours (``STARK_CHROMA``) as much lighter or darker than its ring as only a
+    printed pip is (``STARK_LIGHTNESS``), that fills its enclosing circle at full size
+    (``STARK_ROUND``: the spot is cut as the pixels nearer its colour than its ring's, and
+    must stop short of a look three radii out).
+    """
+    if q.radius < STARK_RADIUS * SPOT_RADIUS_SHARE * side:
+        return False
+    if abs(float(q.colour[0] - q.ring[0])) < STARK_LIGHTNESS:
+        return False
+    if float(np.hypot(q.colour[1] - 128.0, q.colour[2] - 128.0)) > STARK_CHROMA:
+        return False
+    view, (a, b) = _around(image_bgr, q, 3 * q.radius)
+    lab = cv2.cvtColor(view, cv2.COLOR_BGR2LAB).astype(np.float32)
+    near = np.linalg.norm(lab - q.colour, axis=2) < np.linalg.norm(lab - q.ring, axis=2)
+    _, labels = cv2.connectedComponents(near.astype(np.uint8), connectivity=8)
+    at = labels[min(round(q.y) - b, view.shape[0] - 1), min(round(q.x) - a, view.shape[1] - 1)]
+    if at == 0:
+        return False
+    ys, xs = np.nonzero(labels == at)
+    if (
+        xs.min() == 0
+        or ys.min() == 0
+        or xs.max() == view.shape[1] - 1
+        or ys.max() == view.shape[0] - 1
+    ):
+        return False  # it runs on: part of something larger than a pip
+    _, enclosing = cv2.minEnclosingCircle(np.column_stack([xs, ys]).astype(np.float32))
+    return len(xs) >= STARK_ROUND * np.pi * enclosing**2
 
 
 def _face_around(

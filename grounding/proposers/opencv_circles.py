@@ -43,6 +43,7 @@ from groundeval.grounding.proposers._discs import (
     MetalHues,
     circle_array,
     circle_box,
+    edgeless_boxes,
     half_edges,
     loose_circles,
     metal_span,
@@ -345,21 +346,26 @@ class BlobsProposer(CVProposer):
         residue looks at every size the detector could have counted (up to
         ``max_area_px``, on a map whose window is sized to that), not only at the size of
         what it found: specks of the table found as dark blobs must not hide coins of the
-        other polarity. With blobs found, Hough's loose vote (:func:`loose_circles`, at the
-        circles' defaults) looks for a coin the colour of the table by its rim. ``grey``: the
-        image in grey, if made.
+        other polarity. Hough's loose vote (:func:`loose_circles`, at the circles' defaults)
+        looks for a coin the colour of the table by its rim, and a blob with no edge in its
+        box is a blur of light (:func:`._discs.edgeless_boxes`). ``grey``: the image in
+        grey, if made.
         """
         widest = float(params["max_area_px"])
         sizes, cmap = residue_map(image_bgr, elements, params, coarse=True, widest_area_px=widest)
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap), PAIR_ROUNDNESS)
+        # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
+        # (with no blob found too: "no coins" is a claim, probe 108020)
+        param1 = float(HOUGH_VOTE["param1"])
+        half, edges, scale = half_edges(image_bgr, param1, grey)
+        loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
+        review.unexplained = merge_found(review.unexplained, loose)
         if elements:  # the wide look too: a coin one region with a coin's shadow
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
             review.unexplained = merge_found(review.unexplained, wide)
-            # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
-            half, edges, scale = half_edges(image_bgr, float(HOUGH_VOTE["param1"]), grey)
-            loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
-            review.unexplained = merge_found(review.unexplained, loose)
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))
+            # a blur of light is a blob with no edge (bokeh on a dark sweep), as for contours
+            review.problems += edgeless_boxes(image_bgr, elements, "blob", edges, scale, param1)
         return with_peer_checks(review, cmap, elements, "blob")
 
     def detect(

@@ -243,11 +243,7 @@ class ContoursProposer(CVProposer):
             rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
             review.unexplained = merge_found(review.unexplained, rims)
             review.problems += unlike_discs(image_bgr, elements, "element", holes=False)
-            review.problems += [
-                f"element #{i + 1} has no edge in its box, in grey or colour: a blur of "
-                "light or a shadow, not an object?"
-                for i in edgeless_boxes(image_bgr, elements, edges, scale, param1)
-            ]
+            review.problems += edgeless_boxes(image_bgr, elements, "element", edges, scale, param1)
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
 
     def detect(

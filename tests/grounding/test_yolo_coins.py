@@ -110,6 +110,31 @@ def test_box_doubts_name_boxes_unlike_one_coin():
     assert yolo_coins.box_doubts([*coins, cut], params, shape) == []
 
 
+def test_two_boxes_cutting_one_coin_are_a_doubt_but_coins_side_by_side_are_not():
+    """Under ``dedupe_iou`` two boxes each cutting one coin both survive (probe 108283: a
+    coin boxed twice, IoU 0.43); coins touching at a slant overlap by a corner only."""
+    from groundeval.grounding.proposers._cv import box
+
+    params = dict(yolo_coins.YoloCoinsProposer.defaults)
+    shape = (480, 640)
+    twice = [box((333, 360, 434, 440)), box((341, 390, 431, 467))]
+    (doubt,) = yolo_coins.box_doubts(twice, params, shape)
+    assert doubt.startswith("coin boxes #1 and #2 overlap by 0.43")
+    touching = [box((100, 100, 180, 180)), box((157, 157, 237, 237))]  # centres 1.41 r apart
+    assert yolo_coins.box_doubts(touching, params, shape) == []
+
+
+def test_probe_108283_a_coin_boxed_twice_withholds():
+    """A fresh probe report seed of stop 42 (looked at in stop 43): two boxes each cutting
+    one silver coin were counted as two coins (8 for 7), with nothing flagged."""
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", 108283)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
+    assert len(proposal.elements) == 8 and s.truth["count"] == 7
+    assert any("boxed twice" in p for p in proposal.problems), proposal.problems
+
+
 @pytest.mark.parametrize(
     ("seed", "doubt", "score"),
     [
@@ -542,3 +567,18 @@ def test_a_ring_or_note_joined_to_the_margin_by_a_thin_line_is_still_judged():
     assert doubts[0].startswith("coin #1 is hollow") and doubts[1].startswith(
         "coin #2 is a rectangle"
     )
+
+
+def test_blind_206269_no_coin_found_is_no_claim_of_no_coins():
+    """A fresh blind report seed of stop 42 (looked at in stop 43): a gold coin on a yellow
+    polka cloth, missed by the network and the contrast looks, was a confident "no coins";
+    the coin-sized Hough look now runs with nothing found too."""
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("coins", 206269)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
+    assert proposal.elements == [] and s.truth["count"] == 1
+    x1, y1, x2, y2 = s.truth["coins"][0]["xyxy_px"]
+    assert any(
+        u.xyxy_px and iou(tuple(u.xyxy_px), (x1, y1, x2, y2)) > 0.5 for u in proposal.unexplained
+    ), proposal.unexplained
