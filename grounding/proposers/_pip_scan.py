@@ -240,15 +240,15 @@ def lone_pip_faces(image_bgr: np.ndarray, loose: list[Spot], side: float) -> lis
                 box(xyxy, reason="a lone pip centred on a square face that no die face covers")
             )
         elif _stark_pip(image_bgr, q, side):
-            half = side / 2
-            found.append(
-                box(
-                    (q.x - half, q.y - half, q.x + half, q.y + half),
-                    reason="a lone spot as round and stark as a die's pip that no die face "
-                    "covers: a one missed?",
-                )
-            )
+            reason = "a lone spot as round and stark as a die's pip that no die face covers"
+            found.append(face_box_at(q, side, f"{reason}: a one missed?"))
     return found
+
+
+def face_box_at(q: Spot, side: float, reason: str) -> Element:
+    """A face-sized box (``side`` px) centred on a spot: where a die missed would lie."""
+    half = side / 2
+    return box((q.x - half, q.y - half, q.x + half, q.y + half), reason=reason)
 
 
 STARK_LIGHTNESS = 100.0

@@ -49,7 +49,9 @@ shadows are one region, too long or hollow for that look: what is left of the ma
 faces' boxes are cleared and everything thinner than 0.6 of a face is opened away, if half a
 face large, is a die missed too (``uncovered_mass``). A lone spot centred on a square face
 of a die's size, cut at full resolution with the spot painted over or grown from it by the
-face's smooth shading, is a die missed (a one on pale paper). With no face read, "no dice"
+face's smooth shading, is a die missed (a one on pale paper); so is a lone spot that is a
+pip by itself, round, pip-sized and far lighter or darker than its ring in a pip's colours
+(a one whose face no cut finds). With no face read, "no dice"
 is the claim (``none_found_residue``): every region of a die's size is unexplained, square
 or not, compact or as long and notched as a die beside its shadow, on the usual map and
 (compact) on one whose window spans three of the largest dice counted; and pips are sought
@@ -81,6 +83,7 @@ from groundeval.grounding.proposers._pip_scan import (
     SYMMETRY_TOLERANCE,
     Spot,
     clear_of_faces,
+    face_box_at,
     face_side,
     holds_spot,
     pip_evidence,
@@ -390,14 +393,10 @@ def spots_with_a_body(
         near = (slice(y1, y2), slice(x1, x2))
         lit = np.count_nonzero((cmap.mask[near] > 0) & (covered[near] == 0))
         if lit / (s * s) - np.pi * q.radius**2 >= BODY_SHARE * side * side:
-            half = side / 2
-            found.append(
-                box(
-                    (q.x - half, q.y - half, q.x + half, q.y + half),
-                    reason="a pip-like spot with a die's worth of contrast around it that no "
-                    "die face covers",
-                )
+            reason = (
+                "a pip-like spot with a die's worth of contrast around it that no die face covers"
             )
+            found.append(face_box_at(q, side, reason))
     return found
 
 

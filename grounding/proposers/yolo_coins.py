@@ -19,10 +19,11 @@ then once more with every box erased, for a missed coin touching a found one),
 round regions of a found coin's colour, lit on the contrast map, that no coin
 covers (:func:`same_colour_coins`: a coin one region with its neighbours and a card),
 and circles Hough finds of about the found coins' size with a rim on an edge nearly all
-round that no box overlaps (:data:`._discs.COIN_SIZED`: a silver coin on a pale sweep);
-all are ``unexplained``; a box much smaller or larger than the others, far from
-square, or overlapping another (``TWICE_IOU``), is a doubt too (``problems``), since
-one coin seen as two, or two touching coins seen as one, would change the count; so is
+round that no box overlaps (:data:`._discs.COIN_SIZED`: a silver coin on a pale sweep;
+with no box, circles of any size: "no coins" is a claim); all are ``unexplained``; a box
+much smaller or larger than the others, far from square, or overlapping another
+(``TWICE_IOU``), is a doubt too (``problems``), since one coin seen as two, or two
+touching coins seen as one, would change the count; so is
 a box scored under ``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
 corner of a dark card on the table), and a box scored under ``bare_conf`` whose
 inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
