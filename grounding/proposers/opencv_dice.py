@@ -51,8 +51,8 @@ face large, is a die missed too (``uncovered_mass``). A lone spot centred on a s
 of a die's size, cut at full resolution with the spot painted over or grown from it by the
 face's smooth shading, is a die missed (a one on pale paper); so is a lone spot that is a
 pip by itself, round, pip-sized and far lighter or darker than its ring in a pip's colours
-(a one whose face no cut finds). With no face read, "no dice"
-is the claim (``none_found_residue``): every region of a die's size is unexplained, square
+(a one whose face no cut finds). With no face read, "no dice" is the claim
+(``none_found_residue``): every region of a die's size is unexplained, square
 or not, compact or as long and notched as a die beside its shadow, on the usual map and
 (compact) on one whose window spans three of the largest dice counted; and pips are sought
 in pairs for dice of every side (a die the colour of its table).

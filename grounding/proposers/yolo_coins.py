@@ -23,8 +23,8 @@ round that no box overlaps (:data:`._discs.COIN_SIZED`: a silver coin on a pale 
 with no box, circles of any size: "no coins" is a claim); all are ``unexplained``; a box
 much smaller or larger than the others, far from square, or overlapping another
 (``TWICE_IOU``), is a doubt too (``problems``), since one coin seen as two, or two
-touching coins seen as one, would change the count; so is
-a box scored under ``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
+touching coins seen as one, would change the count; so is a box scored under
+``bare_conf`` over which the contrast map sees nothing (:func:`bare_boxes`: the
 corner of a dark card on the table), and a box scored under ``bare_conf`` whose
 inscribed circle barely runs on an edge (:func:`rimless_boxes`: a card's corner, lit on
 the contrast map, shows two straight edges, not a rim), and a box of any score with no
@@ -510,10 +510,11 @@ def box_doubts(
         )
     boxes = [element_xyxy(e) for e in elements]
     for i, j in itertools.combinations(range(len(boxes)), 2):
-        if _iou(boxes[i], boxes[j]) > TWICE_IOU:
+        overlap = _iou(boxes[i], boxes[j])
+        if overlap > TWICE_IOU:
             doubts.append(
-                f"coin boxes #{i + 1} and #{j + 1} overlap by {_iou(boxes[i], boxes[j]):.2f} "
-                "IoU: one coin boxed twice, or a coin mostly hidden?"
+                f"coin boxes #{i + 1} and #{j + 1} overlap by {overlap:.2f} IoU: one coin "
+                "boxed twice, or a coin mostly hidden?"
             )
     return doubts
 

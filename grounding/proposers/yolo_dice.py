@@ -23,10 +23,9 @@ pip-like spot; a disc or a blot on the table is no die missed). So are square re
 a read face's colour and size that no box covers, and pips no box holds laid out as
 on a face (three to six point-symmetric, each with the face between it and the nearest;
 two a diagonal apart) or a lone pip centred on a square face or stark and round enough to
-be a pip by itself (``_pip_scan``): a die
-the network missed withholds the question. When no box reaches
-``conf``, the boxes it scored from ``doubt_conf`` are unexplained too: "no dice" is a
-claim, and on a busy photograph the residue cannot single a small die out.
+be a pip by itself (``_pip_scan``): a die the network missed withholds the question. When
+no box reaches ``conf``, the boxes it scored from ``doubt_conf`` are unexplained too: "no
+dice" is a claim, and on a busy photograph the residue cannot single a small die out.
 """
 
 from __future__ import annotations
