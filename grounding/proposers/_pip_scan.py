@@ -293,13 +293,8 @@ def _stark_pip(image_bgr: np.ndarray, q: Spot, side: float) -> bool:
     if at == 0:
         return False
     ys, xs = np.nonzero(labels == at)
-    if (
-        xs.min() == 0
-        or ys.min() == 0
-        or xs.max() == view.shape[1] - 1
-        or ys.max() == view.shape[0] - 1
-    ):
-        return False  # it runs on: part of something larger than a pip
+    if _runs_on(xs, ys, view.shape):
+        return False  # part of something larger than a pip
     _, enclosing = cv2.minEnclosingCircle(np.column_stack([xs, ys]).astype(np.float32))
     return len(xs) >= STARK_ROUND * np.pi * enclosing**2
 
@@ -324,6 +319,13 @@ def _face_around(
     if x <= lo_x or y <= lo_y or x + bw >= hi_x or y + bh >= hi_y:
         return None  # it runs on past the look (the table, or the image's edge)
     return (x + a, y + b, x + a + bw, y + b + bh)
+
+
+def _runs_on(xs: np.ndarray, ys: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether a region's pixels (``xs``, ``ys``) reach the edge of the look they were cut in."""
+    return bool(
+        xs.min() == 0 or ys.min() == 0 or xs.max() == shape[1] - 1 or ys.max() == shape[0] - 1
+    )
 
 
 def _around(image_bgr: np.ndarray, q: Spot, reach: float) -> tuple[np.ndarray, tuple[int, int]]:
@@ -385,9 +387,8 @@ def _flooded_face(
     step = (FLOOD_STEP,) * 3
     cv2.floodFill(crop, mask, centre, 0, step, step, 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
     ys, xs = np.nonzero(mask[1:-1, 1:-1])
-    ch, cw = crop.shape[:2]
-    if xs.min() == 0 or ys.min() == 0 or xs.max() == cw - 1 or ys.max() == ch - 1:
-        return None  # it runs on past the look (the table, or the image's edge)
+    if _runs_on(xs, ys, crop.shape):
+        return None  # the table, or the image's edge
     rect = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
     if not _a_face_around(rect, float(len(xs)), centre, side):
         return None

@@ -491,8 +491,8 @@ def box_doubts(
     doubts: list[str] = []
     sides = []
     h, w = shape_hw
-    for element in elements:
-        x1, y1, x2, y2 = element_xyxy(element)
+    boxes = [element_xyxy(e) for e in elements]
+    for x1, y1, x2, y2 in boxes:
         bw, bh = max(x2 - x1, 1e-6), max(y2 - y1, 1e-6)
         clear = frame_gap_px((x1, y1, x2, y2), w, h) > 1
         limit = float(params["max_clear_box_aspect" if clear else "max_box_aspect"])
@@ -508,7 +508,6 @@ def box_doubts(
             f"coin boxes range from {min(sides):.0f} to {max(sides):.0f} px across "
             f"(more than {spread:g}x): part of a coin, or several coins, in one box?"
         )
-    boxes = [element_xyxy(e) for e in elements]
     for i, j in itertools.combinations(range(len(boxes)), 2):
         overlap = _iou(boxes[i], boxes[j])
         if overlap > TWICE_IOU:

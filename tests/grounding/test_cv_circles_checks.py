@@ -290,17 +290,6 @@ def test_a_thin_ring_whose_blob_sits_inside_it_is_hollow() -> None:
     assert _discs.unlike_discs(img, [_coin(img, 320, 240, 49)], "blob") == []
 
 
-def test_probe_107370_a_gold_ring_taken_for_a_blob_withholds() -> None:
-    # a fresh probe report seed of stop 40 (looked at in stop 41): a gold ring on a white
-    # sweep counted as a second coin with nothing flagged
-    from groundeval.benchmarks.synthetic import probe
-
-    s = probe.generate("coins", 107370)
-    proposal = opencv_circles.BlobsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
-    assert len(proposal.elements) == 2 and s.truth["count"] == 1
-    assert any("is hollow" in p for p in proposal.problems), proposal.problems
-
-
 def test_a_faint_ring_whose_hole_is_taken_for_a_blob_is_a_hole() -> None:
     # a pale ring on a pale table is under the shape look's contrast: no object for the
     # hollow look; its hole is the table's own colour, which a coin's core is not
@@ -313,17 +302,6 @@ def test_a_faint_ring_whose_hole_is_taken_for_a_blob_is_a_hole() -> None:
     # a coin of the ring's grey, filled, is no doubt
     cv2.circle(img, (320, 240), 32, (205, 205, 205), -1, cv2.LINE_AA)
     assert _discs.unlike_discs(img, [_discs.circle_box(320, 240, 32)], "blob") == []
-
-
-def test_blind_205854_a_faint_rings_hole_taken_for_a_blob_withholds() -> None:
-    # a fresh blind report seed of stop 41 (looked at in stop 42): the blob detector took
-    # a faint silver ring's inside for a second coin, with nothing flagged
-    from groundeval.benchmarks.synthetic import blind
-
-    s = blind.generate("coins", 205854)
-    proposal = opencv_circles.BlobsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
-    assert len(proposal.elements) == 2 and s.truth["count"] == 1
-    assert any("is a hole" in p for p in proposal.problems), proposal.problems
 
 
 def test_a_blur_of_light_found_as_a_blob_is_no_coin() -> None:
@@ -342,15 +320,27 @@ def test_a_blur_of_light_found_as_a_blob_is_no_coin() -> None:
     assert not any("no edge in its box" in p for p in alone.problems)
 
 
-def test_probe_108218_a_blur_of_light_taken_for_a_coin_withholds() -> None:
-    # a fresh probe report seed of stop 42 (looked at in stop 43): a blur of light on a
-    # dark sweep was counted as a second coin, with nothing flagged
-    from groundeval.benchmarks.synthetic import probe
+@pytest.mark.parametrize(
+    ("style", "seed", "doubt"),
+    [
+        # fresh report seeds, each looked at in the next stop, where the blob detector
+        # counted a second coin with nothing flagged: a gold ring on a white sweep (stop 40),
+        ("probe", 107370, "is hollow"),
+        # a faint silver ring's inside (stop 41),
+        ("blind", 205854, "is a hole"),
+        # a blur of light on a dark sweep (stop 42)
+        ("probe", 108218, "has no edge in its box"),
+    ],
+)
+def test_fresh_seeds_where_a_second_blob_was_no_coin_withhold(
+    style: str, seed: int, doubt: str
+) -> None:
+    from groundeval.benchmarks.synthetic import blind, probe
 
-    s = probe.generate("coins", 108218)
+    s = {"probe": probe, "blind": blind}[style].generate("coins", seed)
     proposal = opencv_circles.BlobsProposer().run(s.image_bgr, GroundSpec(helper="boxes"))
     assert len(proposal.elements) == 2 and s.truth["count"] == 1
-    assert any("has no edge in its box" in p for p in proposal.problems), proposal.problems
+    assert any(doubt in p for p in proposal.problems), proposal.problems
 
 
 def test_probe_108020_no_blob_found_is_no_claim_of_no_coins() -> None:
