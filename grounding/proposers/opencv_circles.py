@@ -12,7 +12,9 @@ of any size the detector counts), and so are round ones left once necks about a 
 wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
 compact, clearly lit ones of a circle's size (a coin one region with a table line), and
 circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
-colour of the table, seen only by its rim; for blobs also when none was found); more than
+colour of the table, seen only by its rim; for blobs also when none was found), though
+(circles only) a region of the contrast looks whose object is a flat-coloured rectangle is
+a card, not a coin (:func:`._discs.without_cards`); more than
 60 circles, two circles holding each other's centre, or circles with under 35 % of their
 rim on an image edge (Hough votes from texture; counted on the rim clear of other circles,
 so a circle closed in the gap between coins out of their rims is one), and a circle or
@@ -53,6 +55,7 @@ from groundeval.grounding.proposers._discs import (
     rim_points_on,
     spread_sizes,
     unlike_discs,
+    without_cards,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
@@ -167,6 +170,8 @@ def circle_review(
     wide = opened_residue(cmap, elements, sizes, "circle", WIDE_DIVISOR)
     for extra in (solid_residue(cmap, elements, sizes), wide):
         review.unexplained = merge_found(review.unexplained, extra)
+    # a card or a note beside the coins is a region no circle covers, and no coin either
+    review.unexplained = without_cards(image_bgr, review.unexplained, elements)
     with_peer_checks(review, cmap, elements, "circle")
     half, edges, scale = half_edges(image_bgr, param1, grey)
     support = own_rim_supports(elements, edges, scale)
