@@ -159,7 +159,8 @@ CARD_ROUNDNESS = 0.72
 """... is less round than this (area over its enclosing circle's: a square 0.64, a disc 1) ..."""
 CARD_ODD = 0.05
 """... and under this share of its inside differs from its median colour (``SHAPE_CONTRAST``):
-a coin lying on it would (a plain card 0, a printed note up to 0.08 of the tuning seeds')."""
+a coin lying on it would (a plain card 0; a note with print on it may be more, and stays
+flagged)."""
 CARD_SIDE_PX = 96
 """A region's crop is read at most this wide (a whole shrink step: a card's straight sides
 and flat face show as well at a fraction of its size)."""
@@ -175,7 +176,8 @@ def is_card(
     The object is what differs from the table around the box (``SHAPE_CONTRAST``), with the
     found coins (``found``) cut away, opened as :func:`unlike_discs` does; it must fill its
     turned rectangle (``CARD_FILL``, on its hull: a coin's bite out of a card's edge leaves
-    the hull square), not be round (``CARD_ROUNDNESS``) and be of one colour inside
+    the hull square), be convex (``CARD_SOLIDITY``), not be round (``CARD_ROUNDNESS``) and
+    be of one colour inside
     (``CARD_ODD``): a coin missed on a card would not be. A look flags the part of a card
     that coins leave bare, so the margin read around the box widens (``CARD_MARGINS``)
     until the object lies clear of it (or of the image's edge, which may cut a card).
