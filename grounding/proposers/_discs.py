@@ -117,16 +117,13 @@ def unlike_discs(
         x1, y1, x2, y2 = bounds(e)
         side = max(x2 - x1, y2 - y1)
         m = max(2, round(side / 6))
-        left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
-        right, bottom = min(math.ceil(x2) + m, w), min(math.ceil(y2) + m, h)
+        left, top, right, bottom = _window((x1, y1, x2, y2), m, (h, w))
         view = image_bgr[top:bottom, left:right]
         if min(view.shape[:2]) < 8:
             continue
         step = max(1, math.ceil(side / SHAPE_SIDE_PX))
         crop = cv2.cvtColor(shrink(view, step), cv2.COLOR_BGR2LAB)
-        frame = _frame(crop, max(2, round(m / step)))
-        lightness, a, b = (float(round(v)) for v in pixel_median(frame))
-        ink = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
+        ink = _table_ink(crop, max(2, round(m / step)))
         inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
         radii_sq = _box_radii(ink.shape, inside)
         core = radii_sq < 0.25  # the inner half of the box's inscribed disc
@@ -174,13 +171,13 @@ def is_card(
     A residue look flags a region no coin covers; a phone or card on the table is one, and
     withholding for it is a false alarm (in-style hard scenes: a card beside or under coins).
     The object is what differs from the table around the box (``SHAPE_CONTRAST``), with the
-    found coins (``found``) cut away, opened as :func:`unlike_discs` does; it must fill its
+    found coins (``found``) cut away, specks opened away (:func:`_largest_opened`); it must fill its
     turned rectangle (``CARD_FILL``, on its hull: a coin's bite out of a card's edge leaves
     the hull square), be convex (``CARD_SOLIDITY``), not be round (``CARD_ROUNDNESS``) and
-    be of one colour inside
-    (``CARD_ODD``): a coin missed on a card would not be. A look flags the part of a card
-    that coins leave bare, so the margin read around the box widens (``CARD_MARGINS``)
-    until the object lies clear of it (or of the image's edge, which may cut a card).
+    be of one colour inside (``CARD_ODD``): a coin missed on a card would not be. A look
+    flags the part of a card that coins leave bare, so the margin read around the box
+    widens (``CARD_MARGINS``) until the object lies clear of it (or of the image's edge,
+    which may cut a card).
     """
     side = max(xyxy[2] - xyxy[0], xyxy[3] - xyxy[1])
     for share in CARD_MARGINS:
@@ -214,26 +211,19 @@ def _card_within(
     """:func:`is_card` on the box and a margin ``m`` px wide (``None``: the object reaches it)."""
     h, w = image_bgr.shape[:2]
     x1, y1, x2, y2 = xyxy
-    left, top = max(int(x1) - m, 0), max(int(y1) - m, 0)
-    right, bottom = min(math.ceil(x2) + m, w), min(math.ceil(y2) + m, h)
+    left, top, right, bottom = _window(xyxy, m, (h, w))
     step = max(1, math.ceil(max(right - left, bottom - top) / CARD_SIDE_PX))
     crop = cv2.cvtColor(shrink(image_bgr[top:bottom, left:right], step), cv2.COLOR_BGR2LAB)
     if min(crop.shape[:2]) < 8:
         return False
-    lightness, a, b = (float(round(v)) for v in pixel_median(_frame(crop, max(2, round(m / step)))))
-    ink = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
+    ink = _table_ink(crop, max(2, round(m / step)))
     for fx1, fy1, fx2, fy2 in map(bounds, found):
         centre = (round(((fx1 + fx2) / 2 - left) / step), round(((fy1 + fy2) / 2 - top) / step))
         half = (fx2 - fx1) / 2 * ERASE_REACH / step, (fy2 - fy1) / 2 * ERASE_REACH / step
         cv2.ellipse(ink, centre, (round(half[0]), round(half[1])), 0, 0, 360, 0, -1)
-    grain = max(3, round(min(x2 - x1, y2 - y1) / 9 / step) | 1)
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
-    outlines, _ = cv2.findContours(
-        cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
-    )
-    if not outlines:
+    largest = _largest_opened(ink, min(x2 - x1, y2 - y1) / step)
+    if largest is None:
         return False
-    largest = max(outlines, key=cv2.contourArea)
     bx, by, bw, bh = cv2.boundingRect(largest)
     ch, cw = ink.shape
     if (
@@ -262,6 +252,39 @@ def _card_within(
     odd = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
     odd &= inside
     return bool(cv2.countNonZero(odd) < CARD_ODD * count)
+
+
+def _window(
+    xyxy: tuple[float, float, float, float], m: int, shape_hw: tuple[int, int]
+) -> tuple[int, int, int, int]:
+    """A box widened by ``m`` px each way, clipped to the image: left, top, right, bottom."""
+    x1, y1, x2, y2 = xyxy
+    h, w = shape_hw
+    return (
+        max(int(x1) - m, 0),
+        max(int(y1) - m, 0),
+        min(math.ceil(x2) + m, w),
+        min(math.ceil(y2) + m, h),
+    )
+
+
+def _table_ink(crop_lab: np.ndarray, m: int) -> np.ndarray:
+    """255 where a Lab crop is ``SHAPE_CONTRAST`` from the table: its frame's median, ``m`` wide."""
+    lightness, a, b = (float(round(v)) for v in pixel_median(_frame(crop_lab, m)))
+    return above(lab_distance(crop_lab, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
+
+
+def _largest_opened(ink: np.ndarray, shorter_side: float) -> np.ndarray | None:
+    """The largest outline in ``ink`` once specks a ninth of ``shorter_side`` (px) are opened away.
+
+    A note's edge frayed by the cloth's weave, or a polka dot touching it, still reads square.
+    """
+    grain = max(3, round(shorter_side / 9) | 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
+    outlines, _ = cv2.findContours(
+        cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+    )
+    return max(outlines, key=cv2.contourArea) if outlines else None
 
 
 SIZE_SPREAD = 4.0
@@ -429,13 +452,8 @@ def _shape_doubt(
     under a quarter: the inner half of the inscribed disc).
     """
     x1, y1, x2, y2 = xyxy
-    grain = max(3, round(min(x2 - x1, y2 - y1) / 9) | 1)
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
-    solid, _ = cv2.findContours(
-        cv2.morphologyEx(ink, cv2.MORPH_OPEN, disc), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
-    )
-    if solid:
-        largest = max(solid, key=cv2.contourArea)
+    largest = _largest_opened(ink, min(x2 - x1, y2 - y1))
+    if largest is not None:
         bx, by, bw, bh = cv2.boundingRect(largest)
         if bx > 0 and by > 0 and bx + bw < ink.shape[1] and by + bh < ink.shape[0]:
             hull = cv2.convexHull(largest)

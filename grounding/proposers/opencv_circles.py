@@ -14,14 +14,13 @@ compact, clearly lit ones of a circle's size (a coin one region with a table lin
 circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
 colour of the table, seen only by its rim; for blobs also when none was found), though
 (circles only) a region of the contrast looks whose object is a flat-coloured rectangle is
-a card, not a coin (:func:`._discs.without_cards`); more than
-60 circles, two circles holding each other's centre, or circles with under 35 % of their
-rim on an image edge (Hough votes from texture; counted on the rim clear of other circles,
-so a circle closed in the gap between coins out of their rims is one), and a circle or
-blob whose object is a rectangle, hollow or of a hue no coin metal has
-(``metal_hues_deg``; ``None`` for discs of any colour: :mod:`._discs`), and (blobs) a blob
-with no edge in its box, a blur of light, are ``problems``. For counting coins prefer
-``opencv.contours``.
+a card, not a coin (:func:`._discs.without_cards`); more than 60 circles, two circles
+holding each other's centre, or circles with under 35 % of their rim on an image edge
+(Hough votes from texture; counted on the rim clear of other circles, so a circle closed
+in the gap between coins out of their rims is one), and a circle or blob whose object is a
+rectangle, hollow or of a hue no coin metal has (``metal_hues_deg``; ``None`` for discs of
+any colour: :mod:`._discs`), and (blobs) a blob with no edge in its box, a blur of light,
+are ``problems``. For counting coins prefer ``opencv.contours``.
 
 Feedback: on a retry after missing elements, Hough's accumulator threshold
 (``param2``) drops by ``retry_factor`` and the blob detector's minimum

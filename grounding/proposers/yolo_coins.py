@@ -460,6 +460,13 @@ probe and blind 0-149 and 100000/200000-200299, out-of-style 600000-600149, in-s
 the least rim was 0.35; such hunches on in-style tables (sticks, a card) were 0.11-0.38."""
 
 
+def _box_circles(elements: list[Element]) -> np.ndarray:
+    """Rows ``(cx, cy, r)`` of the circles boxes hold: a coin's box, ``r`` half its mean side."""
+    boxes = [element_xyxy(e) for e in elements]
+    return np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
+                     for x1, y1, x2, y2 in boxes])  # fmt: skip
+
+
 def table_hunches(image_bgr: np.ndarray, cmap: ContrastMap, doubts: list[Element]) -> list[Element]:
     """The doubtful boxes that show no coin: unlit on the map and with no rim (``HUNCH_RIM``).
 
@@ -472,9 +479,7 @@ def table_hunches(image_bgr: np.ndarray, cmap: ContrastMap, doubts: list[Element
         return []
     edges = colour_edges(image_bgr, float(HOUGH_VOTE["param1"]))
     scale = edges.shape[1] / image_bgr.shape[1]
-    circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
-                        for x1, y1, x2, y2 in map(element_xyxy, bare)])  # fmt: skip
-    rims = rim_shares(circles, edges, scale)
+    rims = rim_shares(_box_circles(bare), edges, scale)
     return [d for d, rim in zip(bare, rims, strict=True) if rim < HUNCH_RIM]
 
 
@@ -491,9 +496,7 @@ def rimless_boxes(
     scores up to 0.9. ``edges``: :func:`half_edges`' at ``opencv.circles``' Canny cut.
     """
     scale = edges.shape[1] / image_bgr.shape[1]
-    boxes = [element_xyxy(e) for e in elements]
-    circles = np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
-                        for x1, y1, x2, y2 in boxes])  # fmt: skip
+    circles = _box_circles(elements)
     rims = rim_shares(circles, edges, scale)
     problems = []
     coloured: np.ndarray | None = None  # edges in colour, made for the first sure box only
