@@ -5,7 +5,8 @@
 reflection taken for a coin (:func:`unlike_discs`), and a coin the colour of the table, seen
 only by its rim, missed (:func:`loose_circles`, a second Hough vote under the usual cut). Rim
 support (:func:`rim_shares`) says how much of a circle lies on an image edge, and
-:func:`inner_edge_shares` how much of its inside (none: a blur of light, not a coin).
+:func:`inner_edge_shares` how much of its inside (none: a blur of light, not a coin). What
+a look flags may be no coin at all: a card (:func:`is_card`) or a stick (:func:`is_stick`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Annotated, Any
 
 import cv2
 import numpy as np
+import shapely
 from annotated_types import MaxLen, MinLen
 
 from groundeval.grounding._geometry import element_xyxy as bounds
@@ -171,13 +173,13 @@ def is_card(
     A residue look flags a region no coin covers; a phone or card on the table is one, and
     withholding for it is a false alarm (in-style hard scenes: a card beside or under coins).
     The object is what differs from the table around the box (``SHAPE_CONTRAST``), with the
-    found coins (``found``) cut away, specks opened away (:func:`_largest_opened`); it must fill its
-    turned rectangle (``CARD_FILL``, on its hull: a coin's bite out of a card's edge leaves
-    the hull square), be convex (``CARD_SOLIDITY``), not be round (``CARD_ROUNDNESS``) and
-    be of one colour inside (``CARD_ODD``): a coin missed on a card would not be. A look
-    flags the part of a card that coins leave bare, so the margin read around the box
-    widens (``CARD_MARGINS``) until the object lies clear of it (or of the image's edge,
-    which may cut a card).
+    found coins (``found``) cut away, specks opened away (:func:`_largest_opened`); it must
+    fill a turned rectangle (``CARD_FILL``, :func:`_rect_fill`: on its hull, found coins'
+    discs and the image's edge allowed for), be convex (``CARD_SOLIDITY``), not be round
+    (``CARD_ROUNDNESS``) and be of one colour inside (``CARD_ODD``): a coin missed on a card
+    would not be. A look flags the part of a card that coins leave bare, so the margin read
+    around the box widens (``CARD_MARGINS``) until the object lies clear of it (or of the
+    image's edge, which may cut a card) and covers the box (``CARD_SEEN``).
     """
     side = max(xyxy[2] - xyxy[0], xyxy[3] - xyxy[1])
     for share in CARD_MARGINS:
@@ -201,8 +203,12 @@ def without_cards(
     return [u for u in unexplained if not is_card(image_bgr, bounds(u), found)]
 
 
-CARD_MARGINS = (1 / 6, 0.5, 1.0)
+CARD_MARGINS = (1 / 6, 0.5, 1.0, 2.0, 4.0)
 """Margins read around a region's box, in box sides, the next when the object reaches one."""
+CARD_SEEN = 0.25
+"""An object covering under this share of the region's box is not what was flagged: it lies
+beside the region, or the margin lay on the object itself and left a speck (a box on a
+card's face, in-style hard 1013), so the next margin is read."""
 
 
 def _card_within(
@@ -217,13 +223,24 @@ def _card_within(
     if min(crop.shape[:2]) < 8:
         return False
     ink = _table_ink(crop, max(2, round(m / step)))
+    erased: list[np.ndarray] = []
     for fx1, fy1, fx2, fy2 in map(bounds, found):
         centre = (round(((fx1 + fx2) / 2 - left) / step), round(((fy1 + fy2) / 2 - top) / step))
         half = (fx2 - fx1) / 2 * ERASE_REACH / step, (fy2 - fy1) / 2 * ERASE_REACH / step
-        cv2.ellipse(ink, centre, (round(half[0]), round(half[1])), 0, 0, 360, 0, -1)
+        axes = (round(half[0]), round(half[1]))
+        erased.append(np.asarray(cv2.ellipse2Poly(centre, axes, 0, 0, 360, 5), np.int32))
+    cv2.fillPoly(ink, erased, 0)
     largest = _largest_opened(ink, min(x2 - x1, y2 - y1) / step)
     if largest is None:
-        return False
+        return None  # the margin lay on the object itself (a box on a card's face): look wider
+    outline = np.zeros(ink.shape, np.uint8)
+    cv2.drawContours(outline, [largest], -1, 255, -1)
+    region = outline[
+        round((y1 - top) / step) : round((y2 - top) / step),
+        round((x1 - left) / step) : round((x2 - left) / step),
+    ]
+    if cv2.countNonZero(region) < CARD_SEEN * region.size:
+        return None  # the object is beside the region, or the margin lay on it: look wider
     bx, by, bw, bh = cv2.boundingRect(largest)
     ch, cw = ink.shape
     if (
@@ -234,16 +251,15 @@ def _card_within(
     ):
         return None  # it runs on past the margin (an image edge may cut it)
     hull = cv2.convexHull(largest)
-    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
     (_, _), radius = cv2.minEnclosingCircle(largest)
     area = float(cv2.contourArea(largest))
-    hull_area = float(cv2.contourArea(hull))
-    if hull_area < CARD_FILL * rw * rh or area < CARD_SOLIDITY * hull_area:
+    image_px = shapely.box(-left / step, -top / step, (w - left) / step, (h - top) / step)
+    if _rect_fill(hull, erased, image_px) < CARD_FILL:
+        return False
+    if area < CARD_SOLIDITY * cv2.contourArea(hull):
         return False
     if area >= CARD_ROUNDNESS * np.pi * radius**2:
         return False
-    outline = np.zeros(ink.shape, np.uint8)
-    cv2.drawContours(outline, [largest], -1, 255, -1)
     inside = cv2.erode(outline, np.ones((5, 5), np.uint8))  # off its edge and shadow
     count = cv2.countNonZero(inside)
     if count < 10:
@@ -252,6 +268,94 @@ def _card_within(
     odd = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
     odd &= inside
     return bool(cv2.countNonZero(odd) < CARD_ODD * count)
+
+
+STICK_GRAIN = 0.5
+"""Ink that an opening this share of a box's shorter side wide removes is thin: a stick or a
+pen (3-9 px on in-style tables) crossing a box the coin network half believes in; a coin
+in its box is as wide as the box and stays."""
+STICK_BAND = (0.6, 1.2)
+STICK_SPREAD = 0.7
+"""Thin ink around a box's circle (``STICK_BAND``, in radii) in this share of 36 directions
+or more goes all round it: a coin's ring of metal, its face the table's colour (probe
+108088, 108583, blind 206546: coins). Sticks through a box, one or two crossing, reached
+0.33-0.61 of them on in-style tuning seeds (two crossing at a small box's centre 0.81)."""
+STICK_RIM = 0.3
+"""Edge in colour on under this share of a box's circle, the stick's own edges left out,
+leaves no coin's rim (``yolo_coins.HUNCH_RIM``, the same cut on the same edges)."""
+
+
+def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
+    """Whether a box holds a stick and nothing else: all its ink thin, no rim beside it.
+
+    The coin network half believes in a stick's end or two sticks crossing (in-style hard
+    9207, 9286: most of what still withheld there). Ink is what differs from the table
+    around the box (``SHAPE_CONTRAST``); a coin there, even one of the table's colour
+    with a stick across it, keeps a rim away from the stick.
+    """
+    h, w = image_bgr.shape[:2]
+    x1, y1, x2, y2 = xyxy
+    side = min(x2 - x1, y2 - y1)
+    m = max(2, round(side / 2))
+    left, top, right, bottom = _window(xyxy, m, (h, w))
+    bgr = image_bgr[top:bottom, left:right]
+    if min(bgr.shape[:2]) < 8:
+        return False
+    ink = _table_ink(cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB), m)
+    grain = max(3, round(side * STICK_GRAIN) | 1)
+    thick = cv2.morphologyEx(
+        ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grain, grain))
+    )
+    inner = slice(round(y1) - top, round(y2) - top), slice(round(x1) - left, round(x2) - left)
+    thin = cv2.subtract(ink, thick)
+    if cv2.countNonZero(thick[inner]) or not cv2.countNonZero(thin[inner]):
+        return False  # an object as wide as a coin, or nothing: not a stick's
+    _, parts = cv2.connectedComponents(thin)
+    reach = round(side / 4)  # a stick runs on out of the box, a coin's numeral stays in it
+    beyond = parts.copy()
+    beyond[max(inner[0].start - reach, 0) : inner[0].stop + reach,
+           max(inner[1].start - reach, 0) : inner[1].stop + reach] = 0  # fmt: skip
+    if not set(np.unique(parts[inner])) - {0} <= set(np.unique(beyond)):
+        return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
+    cx, cy, r = (x1 + x2) / 2 - left, (y1 + y2) / 2 - top, (x2 - x1 + y2 - y1) / 4
+    ys, xs = np.nonzero(thin)
+    away = np.hypot(xs - cx, ys - cy)
+    band = (away > STICK_BAND[0] * r) & (away < STICK_BAND[1] * r)
+    turns = np.arctan2(ys[band] - cy, xs[band] - cx) / (2 * np.pi) + 0.5
+    if len(np.unique(np.floor(turns * 36) % 36)) >= STICK_SPREAD * 36:
+        return False  # thin ink all round: a coin's ring (probe 108088), not a stick
+    edges = colour_edges(bgr, float(HOUGH_VOTE["param1"]))
+    near = cv2.dilate(thin, np.ones((7, 7), np.uint8))  # its edges, a blurred pixel or two off
+    stick = cv2.resize(near, edges.shape[::-1], interpolation=cv2.INTER_NEAREST)
+    scale = edges.shape[1] / bgr.shape[1]
+    circle = np.array([[cx, cy, r]])
+    return bool(rim_shares(circle, cv2.subtract(edges, stick), scale)[0] < STICK_RIM)
+
+
+def _rect_fill(hull: np.ndarray, erased: list[np.ndarray], image_px: shapely.Polygon) -> float:
+    """The most of a turned rectangle's part in the image (``image_px``) an object fills.
+
+    The object is its ``hull`` and the ``erased`` discs of found coins: a coin lying over a
+    card's corner is cut away with it and chamfers the hull (in-style hard 9042). Only the
+    rectangle's part inside the image counts: a turned card cut by the image's edge is no
+    rectangle in the picture (in-style hard 1093). Each side of the hull is tried as the
+    rectangle's (without erasing or cutting, the fill of the least rectangle).
+    """
+    points = hull.reshape(-1, 2).astype(np.float64)
+    if len(points) < 3:
+        return 0.0
+    object_px = shapely.union_all([shapely.Polygon(p) for p in (points, *erased) if len(p) > 2])
+    best = 0.0
+    for a, b in zip(points, np.roll(points, -1, axis=0), strict=True):
+        along = (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
+        across = np.array([-along[1], along[0]])
+        u, v = points @ along, points @ across
+        spans = ((u.min(), v.min()), (u.max(), v.min()), (u.max(), v.max()), (u.min(), v.max()))
+        corners = [along * i + across * j for i, j in spans]
+        seen = shapely.Polygon(corners).intersection(image_px)
+        if seen.area > 0:
+            best = max(best, seen.intersection(object_px).area / seen.area)
+    return best
 
 
 def _window(

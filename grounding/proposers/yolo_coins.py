@@ -13,7 +13,9 @@ coins are accepted.
 Self-check: a coin the network missed must withhold the question. Four checks
 look for one: boxes the network scored below ``conf`` but at least
 ``doubt_conf`` that no accepted box covers (it half believed they are coins; not one
-over bare table, unlit on the contrast map and with no rim: :func:`table_hunches`),
+over bare table, unlit on the contrast map and with no rim: :func:`table_hunches`; nor
+one over a card, lit on the map: :func:`card_hunch`; nor one over a stick, its ink all
+thin and no rim beside it: :func:`._discs.is_stick`),
 the residue check shared by the CV proposers (compact, roundish regions
 contrasting with their surroundings, of a coin's size, that no box covers,
 then once more with every box erased, for a missed coin touching a found one),
@@ -35,8 +37,9 @@ faint copy of the coin just above it (a reflection on a glossy table: :mod:`._di
 and a contrast map whose cut a loud table raised so far that it shows under half the
 coins found (:func:`._peers.unseen_elements`: a missed coin would not show either).
 With no coin found, the residue check looks again at wider windows (:func:`wider_looks`).
-A region the contrast looks flag whose object is a flat-coloured rectangle is a card, not
-a coin missed (:func:`._discs.without_cards`).
+A region the contrast looks flag whose object is a flat-coloured rectangle (the image's
+edge may cut it, a found coin may lie over it) is a card, not a coin missed
+(:func:`._discs.without_cards`).
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ from groundeval.grounding.proposers._discs import (
     colour_edges,
     half_edges,
     inner_edge_shares,
+    is_card,
+    is_stick,
     loose_circles,
     metal_span,
     rim_shares,
@@ -222,7 +227,13 @@ class YoloCoinsProposer(YoloProposer):
         review = Review(unexplained, problems)
         with_peer_checks(review, cmap, elements, "coin", faint=False)
         hunches = table_hunches(image_bgr, cmap, doubts)
-        review.unexplained += [d for d in doubts if d not in hunches]  # last, as they were
+        review.unexplained += [  # last, as they were
+            d
+            for d in doubts
+            if d not in hunches
+            and not card_hunch(image_bgr, cmap, d, elements)
+            and not is_stick(image_bgr, element_xyxy(d))
+        ]
         return review
 
 
@@ -481,6 +492,18 @@ def table_hunches(image_bgr: np.ndarray, cmap: ContrastMap, doubts: list[Element
     scale = edges.shape[1] / image_bgr.shape[1]
     rims = rim_shares(_box_circles(bare), edges, scale)
     return [d for d, rim in zip(bare, rims, strict=True) if rim < HUNCH_RIM]
+
+
+def card_hunch(
+    image_bgr: np.ndarray, cmap: ContrastMap, doubt: Element, elements: list[Element]
+) -> bool:
+    """Whether a doubtful box marks a card: lit on the contrast map, and a card (``is_card``).
+
+    The network half believes in a card's corner (in-style hard 1006). Unlit, the flat
+    rectangle may be the table's own pattern: a gingham square (probe 108431, 108747, where
+    such a hunch was all that withheld a wrong count).
+    """
+    return not _is_bare(cmap, doubt) and is_card(image_bgr, element_xyxy(doubt), elements)
 
 
 def rimless_boxes(

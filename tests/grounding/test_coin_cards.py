@@ -1,4 +1,4 @@
-"""Cards and hunches: what a coin proposer's looks flag that is no coin (stop 44).
+"""Cards, sticks and hunches: what a coin proposer's looks flag that is no coin (stops 44, 45).
 
 A card or a note on the table is a region no coin covers, and no coin either; a box the coin
 network half believes in over bare table (a stick, a card's face) is no coin it missed. Both
@@ -80,6 +80,39 @@ def test_a_card_cut_by_the_image_edge_is_still_a_card():
     assert _discs.is_card(img, (120, 0, 280, 80), [])
 
 
+def test_a_turned_card_cut_by_the_image_edge_is_still_a_card():
+    # in-style hard 1093: in the picture the card is no rectangle, the image's edge cuts it
+    img = felt()
+    card(img, (200, 25), (170, 100), 20)
+    assert _discs.is_card(img, (110, 0, 290, 80), [])
+    plain = felt()  # a disc the image's edge cuts is still no card
+    cv2.circle(plain, (200, 10), 50, (12, 12, 12), -1, cv2.LINE_AA)
+    assert not _discs.is_card(plain, (150, 0, 250, 60), [])
+
+
+def test_a_found_coin_over_a_cards_corner_leaves_it_a_card():
+    # in-style hard 9042: the coin is cut away and chamfers the card's hull
+    img = felt()
+    card(img, (190, 150), (120, 80), 0)
+    found = box(coin(img, (250, 190), 35), confidence=0.9)
+    assert _discs.is_card(img, (130, 110, 230, 170), [found])
+
+
+def test_a_region_on_a_cards_face_is_judged_with_the_whole_card():
+    # in-style hard 1013: a margin that lies on the card reads it as the table
+    img = felt()
+    card(img, (200, 150), (190, 130), 30)
+    assert _discs.is_card(img, (175, 125, 225, 175), [])
+
+
+def test_a_card_beside_a_region_says_nothing_of_it():
+    # the region is a coin too faint to tell from the felt; the card lies beside it
+    img = felt()
+    card(img, (130, 150), (150, 100), 0)
+    cv2.circle(img, (240, 150), 25, (48, 98, 53), -1, cv2.LINE_AA)
+    assert not _discs.is_card(img, (212, 122, 268, 178), [])
+
+
 def test_a_coins_numeral_is_no_card():
     # probe 108051: a loose Hough circle on a gold coin's "2": a flat dark figure with a
     # square hull, inside the coin; its area is 0.74 of its hull's, a card's 0.93 or more
@@ -112,6 +145,32 @@ def test_table_hunches_are_doubts_over_bare_table_not_over_a_coin_with_a_rim():
     assert yolo_coins.table_hunches(img, cmap, []) == []
 
 
+def test_a_stick_in_a_box_is_a_stick_and_a_coin_is_not():
+    img = felt()
+    cv2.line(img, (40, 40), (110, 95), (15, 20, 15), 6, cv2.LINE_AA)  # a stick's end
+    cv2.line(img, (200, 40), (280, 120), (15, 20, 15), 5, cv2.LINE_AA)  # two sticks crossing
+    cv2.line(img, (200, 120), (280, 40), (15, 20, 15), 5, cv2.LINE_AA)
+    assert _discs.is_stick(img, (92, 75, 122, 105))
+    assert _discs.is_stick(img, (215, 55, 265, 105))
+    coin(img, (330, 220), 25)  # a coin as wide as its box
+    assert not _discs.is_stick(img, (305, 195, 355, 245))
+    assert not _discs.is_stick(img, (150, 200, 190, 240))  # bare felt: nothing, no stick
+
+
+def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
+    # probe 108088: a coin's face the table's colour, a thin ring of gold all round it
+    img = felt()
+    cv2.circle(img, (100, 150), 30, (50, 175, 215), 4, cv2.LINE_AA)
+    assert not _discs.is_stick(img, (70, 120, 130, 180))
+    # a coin the felt's colour with a rim (as in the hunch test below), a stick across it
+    cv2.circle(img, (280, 150), 30, (60, 110, 70), 3, cv2.LINE_AA)
+    cv2.line(img, (240, 110), (320, 190), (15, 20, 15), 5, cv2.LINE_AA)
+    assert not _discs.is_stick(img, (250, 120, 310, 180))
+    # probe 100021: a coin the table's colour, only its thin numeral "1" inked, in the box
+    cv2.line(img, (100, 245), (100, 275), (15, 20, 15), 4, cv2.LINE_AA)
+    assert not _discs.is_stick(img, (85, 240, 115, 280))
+
+
 @pytest.mark.parametrize(
     ("proposer", "seed", "was"),
     [
@@ -121,6 +180,15 @@ def test_table_hunches_are_doubts_over_bare_table_not_over_a_coin_with_a_rim():
         ("yolo.coins", 1002, "a box the detector scored"),
         # a card beside one coin
         ("opencv.circles", 1049, "a compact region of"),
+        # stop 45: the card's face, far from its sides (the margin widens past them)
+        ("yolo.coins", 1013, "a compact, contrasting region of"),
+        # a turned card the image's top edge cuts, a coin lying over its lower edge
+        ("yolo.coins", 1093, "a compact region of"),
+        # the network's hunch (0.23) over a card's corner
+        ("yolo.coins", 1006, "a box the detector scored"),
+        # ... (0.17) over a stick's end, and (0.28) over two sticks crossing
+        ("yolo.coins", 1036, "a box the detector scored"),
+        ("yolo.coins", 9286, "a box the detector scored"),
     ],
 )
 def test_in_style_cards_and_sticks_no_longer_withhold(proposer: str, seed: int, was: str):
