@@ -632,24 +632,97 @@ def edgeless_boxes(
     scale: float,
     param1: float,
 ) -> list[str]:
-    """Problems for elements whose box is under ``EDGELESS_INSIDE`` edge, in grey and colour.
+    """Problems for elements with no edge (``EDGELESS_INSIDE``), in grey or colour, in the box.
 
-    ``edges``: a ``scale`` copy's in grey; those in colour (:func:`colour_edges`) are made
-    only when a box has none in grey. An object cut out of the table by contrast has its
-    outline in its box; a blur of light (bokeh) has no edge anywhere. Of 1999 coins
-    ``opencv.contours`` found on tuning images (probe 0-299, blind 0-199, out-of-style
-    600000-600099) the least edged box was 0.04 in colour; six of seven bokeh were 0.
+    Or none inside the disc, its rim blurred (:func:`blur_of_light`). ``edges``: a ``scale``
+    copy's in grey; those in colour (:func:`colour_edges`) are made only when a box or a disc
+    has none in grey. An object cut out of the table by contrast has its outline in its box;
+    a blur of light (bokeh) has no edge anywhere. Of 1999 coins ``opencv.contours`` found on
+    tuning images (probe 0-299, blind 0-199, out-of-style 600000-600099) the least edged box
+    was 0.04 in colour; six of seven bokeh were 0.
     """
+    circles = circle_array(elements)
     bare = [i for i, e in enumerate(elements) if _box_edge_share(e, edges, scale) < EDGELESS_INSIDE]
-    if not bare:
+    inner = inner_edge_shares(circles, edges, scale)
+    flat = [i for i, share in enumerate(inner) if i not in bare and share < EDGELESS_INSIDE]
+    if not bare and not flat:
         return []
     coloured = colour_edges(image_bgr, param1)
+    grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     return [
         f"{noun} #{i + 1} has no edge in its box, in grey or colour: a blur of light or a "
         "shadow, not an object?"
         for i in bare
         if _box_edge_share(elements[i], coloured, scale) < EDGELESS_INSIDE
+    ] + [
+        f"{noun} #{i + 1} {BLUR_OF_LIGHT}"
+        for i in flat
+        if blur_of_light(grey, circles[i], coloured, scale)
     ]
+
+
+SOFT_RIM_PX = 5.7
+"""A disc with no edge inside whose rim climbs from the table to its inside over this many
+image pixels or more (median over rays) is a blur of light, not a coin. Blind 206850: crisp
+bokeh, drawn with a rim on an edge all round, 6.2-6.8 px on the discs of every coin proposer,
+which all took it for coins. Of the 149 coins the coin network found with no edge inside on
+tuning images (probe 0-149, 100000-100299, 108000-108799; blind 0-149, 200000-200299,
+206000-206899; out-of-style 600000-600149; in-style 1000-1099, 9000-9099, 9200-9299), all
+plain coins out-of-style, the widest rim was 4.1 px; on the circle contours or blobs fit to
+a region (off the rim a little) 5.2 px (out-of-style 600019, in-style hard 1056). Relative
+to the radius, coins and bokeh overlap (0.15)."""
+BLUR_OF_LIGHT = (
+    f"shows no edge inside it, in grey or colour, and its rim is blurred over {SOFT_RIM_PX:g} px "
+    "or more: a blur of light, not a coin?"
+)
+"""The problem :func:`blur_of_light` names (after the element's noun and number)."""
+
+
+def blur_of_light(grey: np.ndarray, circle: np.ndarray, coloured: np.ndarray, scale: float) -> bool:
+    """Whether a disc ``(cx, cy, r)`` has no edge inside in colour and a soft rim.
+
+    ``coloured``: :func:`colour_edges` of a ``scale`` copy; ``grey``: the image in grey,
+    where the rim's width is read (:func:`rim_width_px`). Ask only of a disc with no edge
+    inside in grey (the cheap look first).
+    """
+    row = np.asarray(circle, dtype=float).reshape(1, 3)
+    if inner_edge_shares(row, coloured, scale)[0] >= EDGELESS_INSIDE:
+        return False
+    return rim_width_px(grey, row[0]) >= SOFT_RIM_PX
+
+
+RIM_RAYS = np.linspace(0.4, 1.6, 49)
+"""Where on each of 36 rays from a disc's centre its profile is read, in radii."""
+RIM_STEP = 8.0
+"""Least grey step between a ray's inside (under 0.7 radii) and its table (over 1.3) for the
+ray's rim width to be read."""
+
+
+def rim_width_px(grey: np.ndarray, circle: np.ndarray) -> float:
+    """Median width (image px) of a disc's rim: the step across it over its steepest slope.
+
+    Read on 36 rays from 0.4 to 1.6 radii, the slope between 0.6 and 1.4; rays with under
+    ``RIM_STEP`` between inside and table, or leaving the image, are passed over. Under 9
+    rays read: 0 (nothing to judge).
+    """
+    cx, cy, r = (float(v) for v in circle)
+    angles = RIM_POINTS[::2]
+    xs = (cx + np.outer(np.cos(angles), RIM_RAYS * r)).astype(np.float32)
+    ys = (cy + np.outer(np.sin(angles), RIM_RAYS * r)).astype(np.float32)
+    h, w = grey.shape
+    on = ((xs >= 0) & (xs < w - 1) & (ys >= 0) & (ys < h - 1)).all(axis=1)
+    profiles = cv2.remap(grey.astype(np.float32), xs, ys, cv2.INTER_LINEAR)[on]
+    if len(profiles) < 9:
+        return 0.0
+    inside = np.median(profiles[:, RIM_RAYS < 0.7], axis=1)
+    steps = np.abs(inside - np.median(profiles[:, RIM_RAYS > 1.3], axis=1))
+    between = (RIM_RAYS[:-1] > 0.6) & (RIM_RAYS[:-1] < 1.4)
+    ray_step_px = (RIM_RAYS[1] - RIM_RAYS[0]) * r
+    slopes = np.abs(np.diff(profiles, axis=1))[:, between].max(axis=1) / ray_step_px
+    read = steps >= RIM_STEP
+    if np.count_nonzero(read) < 9:
+        return 0.0
+    return float(np.median(steps[read] / np.maximum(slopes[read], 1e-6)))
 
 
 def _box_edge_share(element: Element, edges: np.ndarray, scale: float) -> float:

@@ -425,7 +425,14 @@ def pips_anywhere(
     return found
 
 
-def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
+FACE_SHADOW = 0.25
+"""Share of the faces' side around a face read where blobs too large for a pip are not split:
+its shadow and halo (a face read has its pips read)."""
+
+
+def pip_spots(
+    lab: np.ndarray, side: float, faces: Sequence[tuple[float, float, float, float]] = ()
+) -> list[Spot]:
     """Round spots of a pip's size that stand out from an even surround (light or dark).
 
     ``lab`` is the image in Lab (8 bits; callers scanning several sizes convert once).
@@ -433,14 +440,18 @@ def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
     about a pip's area (``SPOT_AREA``) and round; kept when the ring around them is mostly
     one colour, or one shading evenly across (``SPOT_RING_SHARE``), that the spot differs
     from. Large pips are sought on a copy shrunk by the whole step that leaves their radius
-    at least ``SPOT_WORK_RADIUS`` px (whole steps cost OpenCV a fraction of other sizes).
+    at least ``SPOT_WORK_RADIUS`` px (whole steps cost OpenCV a fraction of other sizes). A
+    blob too large for a pip (dark pips joined to the pale face around them) clear of the
+    ``faces`` read (image boxes: a face read has its pips read) is labelled again in two
+    parts, darker and lighter than the window's mean.
     """
     r = SPOT_RADIUS_SHARE * side
     step = max(1, int(r // SPOT_WORK_RADIUS))
     work = halved(lab, step)
     r /= step
     k = max(3, round(6 * r) | 1)
-    diff = cv2.absdiff(work, cv2.blur(work, (k, k)))
+    mean = cv2.blur(work, (k, k))
+    diff = cv2.absdiff(work, mean)
     # a pixel SPOT_CONTRAST from the mean is over SPOT_CONTRAST / sqrt(3) off in one channel:
     # the distance is taken only in the box of such pixels (none on a bare table), a pixel
     # wider so that the opening sees the unlit pixels around them as on the whole copy
@@ -455,22 +466,66 @@ def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
     bx, by = max(0, lx // 3 - 2), max(0, ly - 2)
     box = diff[by : min(hw, ly + lh + 2), bx : min(ww, (lx + lw - 1) // 3 + 3)]
     squared = cv2.transform(cv2.multiply(box, box, dtype=cv2.CV_32F), np.ones((1, 3), np.float32))
-    mask = cv2.morphologyEx(
-        (squared > SPOT_CONTRAST**2).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)
-    )
+    far = squared > SPOT_CONTRAST**2
+    spots, large = _box_spots(work, far, (bx, by), r)
+    grow = round(FACE_SHADOW * side / step) + 1  # the face's box, and its shadow beside it
+    for x1, y1, x2, y2 in faces:
+        top, left = max(0, int(y1 / step) - by - grow), max(0, int(x1 / step) - bx - grow)
+        bottom, right = (
+            max(0, int(y2 / step) - by + grow + 1),
+            max(0, int(x2 / step) - bx + grow + 1),
+        )
+        large[top:bottom, left:right] = False
+    if large.any():
+        # a pale face's own pixels stand out from a window its dark pips darken, and join
+        # the pips into one blob too large for a pip: in such blobs, pixels darker than the
+        # window's mean and those lighter are labelled apart (blind 206400: a white six on
+        # grey linen)
+        inside = (slice(by, by + box.shape[0]), slice(bx, bx + box.shape[1]))
+        darker = work[inside][..., 0] < mean[inside][..., 0]
+        for part in (large & darker, large & ~darker):
+            spots += _box_spots(work, part, (bx, by), r, spots, mean)[0]
+    # a copy's pixel covers ``step`` image pixels: its centre lies half a step in
+    return [
+        q._replace(x=(q.x + 0.5) * step - 0.5, y=(q.y + 0.5) * step - 0.5, radius=q.radius * step)
+        for q in spots
+    ]
+
+
+def _box_spots(
+    work: np.ndarray,
+    lit: np.ndarray,
+    origin: tuple[int, int],
+    r: float,
+    known: Sequence[Spot] = (),
+    mean: np.ndarray | None = None,
+) -> tuple[list[Spot], np.ndarray]:
+    """Spots of a pip's size (radius ``r``, copy pixels) in a box's ``lit`` pixels, and where.
+
+    Also where in the box blobs too large for a pip lie (pips joined to something else). A
+    blob centred in a ``known`` spot is that spot (not read again). With the window's
+    ``mean`` (the copy's), a spot's face must stand out from it too (``SPOT_CONTRAST``): a
+    pip joined to its pale face, not a piece of a stick or a disc on the table (in-style
+    9451, 9484: a stick's lighter half, the table around it).
+    """
+    mask = cv2.morphologyEx(lit.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    large = np.zeros(mask.shape, bool)
     # labelled within the box of the spot pixels (a few on most tables), at a fraction of the
     # cost of the whole copy; OpenCV's labelling may number the spots in another order there
     x0, y0, cw, ch = cv2.boundingRect(mask)
     if not cw or not ch:
-        return []
+        return [], large
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask[y0 : y0 + ch, x0 : x0 + cw])
-    x0, y0 = x0 + bx, y0 + by
     pip_area = np.pi * r * r
+    lo, hi = SPOT_AREA[0] * pip_area, SPOT_AREA[1] * pip_area
+    too_large = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] > hi) + 1
+    if len(too_large):
+        large[y0 : y0 + ch, x0 : x0 + cw] = np.isin(labels, too_large)
+    x0, y0 = x0 + origin[0], y0 + origin[1]
     spots: list[Spot] = []
     for i in range(1, n):
         area = float(stats[i, cv2.CC_STAT_AREA])
         bw, bh = int(stats[i, cv2.CC_STAT_WIDTH]), int(stats[i, cv2.CC_STAT_HEIGHT])
-        lo, hi = SPOT_AREA[0] * pip_area, SPOT_AREA[1] * pip_area
         if not lo <= area <= hi or max(bw, bh) > 1.6 * max(min(bw, bh), 1):
             continue
         x, y = int(stats[i, cv2.CC_STAT_LEFT]), int(stats[i, cv2.CC_STAT_TOP])
@@ -480,12 +535,18 @@ def pip_spots(lab: np.ndarray, side: float) -> list[Spot]:
         if area < 0.5 * np.pi * enclosing**2:
             continue
         cx, cy = float(centroids[i][0]) + x0, float(centroids[i][1]) + y0
+        if any(np.hypot(cx - q.x, cy - q.y) < q.radius for q in known):
+            continue
         spot = _ringed(work, cx, cy, area, blob, (x + x0, y + y0))
-        if spot is not None:
-            # a copy's pixel covers ``step`` image pixels: its centre lies half a step in
-            at = (spot.x + 0.5) * step - 0.5, (spot.y + 0.5) * step - 0.5
-            spots.append(spot._replace(x=at[0], y=at[1], radius=spot.radius * step))
-    return spots
+        if spot is not None and (mean is None or _face_stands_out(spot, mean)):
+            spots.append(spot)
+    return spots, large
+
+
+def _face_stands_out(spot: Spot, mean: np.ndarray) -> bool:
+    """Whether a spot's face (its ring's colour) is ``SPOT_CONTRAST`` from the window's mean."""
+    local = mean[round(spot.y), round(spot.x)].astype(np.float32)
+    return bool(np.linalg.norm(spot.ring - local) >= SPOT_CONTRAST)
 
 
 def _ringed(

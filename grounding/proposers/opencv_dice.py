@@ -318,7 +318,9 @@ class DiceProposer(CVProposer):
             )
             unexplained = merge_found(unexplained, rest)
             mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
-        spots = pip_spots(lab, face_side(elements)) if elements else []
+        spots = (
+            pip_spots(lab, face_side(elements), [bounds(e) for e in elements]) if elements else []
+        )
         loose = clear_of_faces(spots, elements) if elements else []
         if elements:
             # square on the work copy and not small: a die for sure; the rest is looked at

@@ -57,6 +57,7 @@ from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import register_proposer
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._discs import (
+    BLUR_OF_LIGHT,
     COIN_SIZED,
     EDGELESS_INSIDE,
     ERASE_REACH,
@@ -65,6 +66,7 @@ from groundeval.grounding.proposers._discs import (
     MIN_RIM_SUPPORT,
     SIZE_SPREAD,
     MetalHues,
+    blur_of_light,
     colour_edges,
     half_edges,
     inner_edge_shares,
@@ -516,34 +518,43 @@ def rimless_boxes(
     and the contrast map lights, has two straight edges that its box's circle crosses in
     a few points only. At any score, a box with no edge on its rim nor inside it, in grey
     or in colour (``EDGELESS_INSIDE``), is a blur of light or a shadow, which the network
-    scores up to 0.9. ``edges``: :func:`half_edges`' at ``opencv.circles``' Canny cut.
+    scores up to 0.9; so is one with its rim on an edge but none inside, when the rim is
+    blurred (:func:`._discs.blur_of_light`: crisp bokeh). ``edges``: :func:`half_edges`' at
+    ``opencv.circles``' Canny cut.
     """
     scale = edges.shape[1] / image_bgr.shape[1]
     circles = _box_circles(elements)
     rims = rim_shares(circles, edges, scale)
     problems = []
-    coloured: np.ndarray | None = None  # edges in colour, made for the first sure box only
+    coloured: np.ndarray | None = None  # edges in colour, made for the first box that needs them
+    grey: np.ndarray | None = None
     for i, (e, rim) in enumerate(zip(elements, rims, strict=True), start=1):
         score = float(e.fields["confidence"])
-        if rim >= MIN_RIM_SUPPORT:
-            continue
-        if score < sure_conf:
+        circle = circles[i - 1 : i]
+        if rim < MIN_RIM_SUPPORT and score < sure_conf:
             problems.append(
                 f"coin #{i} (scored {score:.2f}) has {rim:.0%} of its rim on an edge (under "
                 f"{MIN_RIM_SUPPORT:.0%}): a card's corner or a mark, not a coin?"
             )
             continue
+        if rim >= MIN_RIM_SUPPORT and inner_edge_shares(circle, edges, scale)[0] >= EDGELESS_INSIDE:
+            continue
         if coloured is None:
             coloured = colour_edges(image_bgr, float(HOUGH_VOTE["param1"]))
-        circle = circles[i - 1 : i]
         if (
-            rim_shares(circle, coloured, scale)[0] < MIN_RIM_SUPPORT
+            rim < MIN_RIM_SUPPORT
+            and rim_shares(circle, coloured, scale)[0] < MIN_RIM_SUPPORT
             and inner_edge_shares(circle, coloured, scale)[0] < EDGELESS_INSIDE
         ):
             problems.append(
                 f"coin #{i} (scored {score:.2f}) shows no edge on its rim ({rim:.0%}) or "
                 "inside it, in grey or colour: a blur of light or a shadow, not a coin?"
             )
+            continue
+        if grey is None:
+            grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        if blur_of_light(grey, circle[0], coloured, scale):
+            problems.append(f"coin #{i} (scored {score:.2f}) {BLUR_OF_LIGHT}")
     return problems
 
 

@@ -246,6 +246,52 @@ def test_a_blur_of_light_with_no_edge_is_no_coin_however_sure_the_score():
     assert yolo_coins.rimless_boxes(felt, [coin], 0.75, _edges(felt)) == []
 
 
+def _crisp_bokeh_and_a_plain_coin() -> np.ndarray:
+    """A dark sweep with crisp bokeh (a disc of light blurred 3 px) and a plain flat coin."""
+    import cv2
+
+    img = np.full((240, 400, 3), (40, 40, 42), np.uint8)
+    light = np.zeros_like(img)
+    cv2.circle(light, (100, 120), 45, (80, 80, 80), -1)
+    img = cv2.add(img, cv2.GaussianBlur(light, (0, 0), 3))
+    cv2.circle(img, (300, 120), 45, (60, 170, 215), -1, cv2.LINE_AA)  # no relief: no inner edge
+    return img
+
+
+def test_crisp_bokeh_with_a_rim_is_no_coin_but_a_plain_coin_is():
+    # blind 206850: bokeh drawn crisp enough that its rim is an edge all round, nothing
+    # inside; a plain coin has no edge inside either, but a sharp rim
+    import cv2
+
+    from groundeval.grounding.proposers._cv import box
+
+    img = _crisp_bokeh_and_a_plain_coin()
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    assert _discs.rim_width_px(grey, np.array([100, 120, 45])) >= _discs.SOFT_RIM_PX
+    assert _discs.rim_width_px(grey, np.array([300, 120, 45])) < 3.0
+    bokeh, coin = box((55, 75, 145, 165), confidence=0.9), box((255, 75, 345, 165), confidence=0.9)
+    (doubt,) = yolo_coins.rimless_boxes(img, [bokeh, coin], 0.75, _edges(img))
+    assert doubt == f"coin #1 (scored 0.90) {_discs.BLUR_OF_LIGHT}"
+    # the same look for the proposers that cut discs from the table (contours, blobs)
+    circles = [_discs.circle_box(100, 120, 45), _discs.circle_box(300, 120, 45)]
+    edges, scale = _edges(img), 0.5
+    (doubt,) = _discs.edgeless_boxes(img, circles, "blob", edges, scale, 100.0)
+    assert doubt == f"blob #1 {_discs.BLUR_OF_LIGHT}"
+
+
+@pytest.mark.parametrize("proposer", ["yolo.coins", "opencv.contours", "opencv.blobs"])
+def test_blind_crisp_bokeh_withholds(proposer: str):
+    # stop 45's fresh count, where every coin path counted three crisp bokeh as coins
+    from groundeval.benchmarks.synthetic import blind
+    from groundeval.grounding._protocol import get_proposer
+
+    s = blind.generate("coins", 206850)
+    proposal = get_proposer(proposer).run(
+        s.image_bgr, GroundSpec(helper="boxes", proposer=proposer)
+    )
+    assert sum(_discs.BLUR_OF_LIGHT in p for p in proposal.problems) == 3, proposal.problems
+
+
 @pytest.mark.parametrize(("seed", "why"), [(182, "a faint copy"), (215, "shows no edge")])
 def test_probe_style_reflections_and_bokeh_withhold(seed: int, why: str):
     # probe-style tuning seeds (100-299) where the network counted a reflection or a bokeh
