@@ -32,6 +32,12 @@ from groundeval.grounding.proposers._residue import (
 from groundeval.state import Element
 
 
+def box_circle(xyxy: tuple[float, float, float, float]) -> tuple[float, float, float]:
+    """The circle ``(cx, cy, r)`` a coin's box holds: its centre, ``r`` half its mean side."""
+    x1, y1, x2, y2 = xyxy
+    return (x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4
+
+
 def circle_box(cx: float, cy: float, r: float) -> Element:
     """A box element around a circle, with its ``radius_px`` and ``center_px`` (0.01 px)."""
     return box(
@@ -317,7 +323,8 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
            max(inner[1].start - reach, 0) : inner[1].stop + reach] = 0  # fmt: skip
     if not set(np.unique(parts[inner])) - {0} <= set(np.unique(beyond)):
         return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
-    cx, cy, r = (x1 + x2) / 2 - left, (y1 + y2) / 2 - top, (x2 - x1 + y2 - y1) / 4
+    cx, cy, r = box_circle(xyxy)
+    cx, cy = cx - left, cy - top  # in the window
     ys, xs = np.nonzero(thin)
     away = np.hypot(xs - cx, ys - cy)
     band = (away > STICK_BAND[0] * r) & (away < STICK_BAND[1] * r)

@@ -67,6 +67,7 @@ from groundeval.grounding.proposers._discs import (
     SIZE_SPREAD,
     MetalHues,
     blur_of_light,
+    box_circle,
     colour_edges,
     half_edges,
     inner_edge_shares,
@@ -474,10 +475,8 @@ the least rim was 0.35; such hunches on in-style tables (sticks, a card) were 0.
 
 
 def _box_circles(elements: list[Element]) -> np.ndarray:
-    """Rows ``(cx, cy, r)`` of the circles boxes hold: a coin's box, ``r`` half its mean side."""
-    boxes = [element_xyxy(e) for e in elements]
-    return np.array([((x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1 + y2 - y1) / 4)
-                     for x1, y1, x2, y2 in boxes])  # fmt: skip
+    """Rows ``(cx, cy, r)`` of the circles boxes hold (:func:`._discs.box_circle`)."""
+    return np.array([box_circle(element_xyxy(e)) for e in elements])
 
 
 def table_hunches(image_bgr: np.ndarray, cmap: ContrastMap, doubts: list[Element]) -> list[Element]:
