@@ -158,8 +158,9 @@ cut away): squares and cards the coin network passed over, on tuning seeds (prob
 0.94-0.99; a coin 0.79, a coin's part flagged beside a found one 0.91."""
 CARD_SOLIDITY = 0.85
 """... is convex, its area this share of its hull's or more (cards on tuning seeds 0.93-0.99,
-a found coin's bite out of one's edge included): a coin's numeral has a card's hull and
-colour, 0.74 (probe 108051, a circle Hough drew on a gold coin's "2") ..."""
+a found coin's bite out of one's edge included; the found coins' discs inside the hull count
+as the card's, :func:`_covered_bite`): a coin's numeral has a card's hull and colour, 0.74
+(probe 108051, a circle Hough drew on a gold coin's "2") ..."""
 CARD_ROUNDNESS = 0.72
 """... is less round than this (area over its enclosing circle's: a square 0.64, a disc 1) ..."""
 CARD_ODD = 0.05
@@ -262,7 +263,7 @@ def _card_within(
     image_px = shapely.box(-left / step, -top / step, (w - left) / step, (h - top) / step)
     if _rect_fill(hull, erased, image_px) < CARD_FILL:
         return False
-    if area < CARD_SOLIDITY * cv2.contourArea(hull):
+    if area + _covered_bite(largest, hull, erased) < CARD_SOLIDITY * cv2.contourArea(hull):
         return False
     if area >= CARD_ROUNDNESS * np.pi * radius**2:
         return False
@@ -297,9 +298,11 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     The coin network half believes in a stick's end or two sticks crossing (in-style hard
     9207, 9286: most of what still withheld there). Ink is what differs from the table
     around the box (``SHAPE_CONTRAST``); a coin there, even one of the table's colour
-    with a stick across it, keeps a rim away from the stick.
+    with a stick across it, keeps a rim away from the stick. A box the image's edge cuts
+    is judged as the coin it would be part of (:func:`_squared_at_frame`).
     """
     h, w = image_bgr.shape[:2]
+    xyxy = _squared_at_frame(xyxy, (h, w))
     x1, y1, x2, y2 = xyxy
     side = min(x2 - x1, y2 - y1)
     m = max(2, round(side / 2))
@@ -321,7 +324,11 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     beyond = parts.copy()
     beyond[max(inner[0].start - reach, 0) : inner[0].stop + reach,
            max(inner[1].start - reach, 0) : inner[1].stop + reach] = 0  # fmt: skip
-    if not set(np.unique(parts[inner])) - {0} <= set(np.unique(beyond)):
+    # or runs off the image: the window's sides that are the image's edge
+    cut = [parts[:, 0]] * (left == 0) + [parts[:, -1]] * (right == w)
+    cut += [parts[0]] * (top == 0) + [parts[-1]] * (bottom == h)
+    on = set(np.unique(beyond)).union(*(np.unique(c).tolist() for c in cut))
+    if not set(np.unique(parts[inner])) - {0} <= on:
         return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
     cx, cy, r = box_circle(xyxy)
     cx, cy = cx - left, cy - top  # in the window
@@ -363,6 +370,44 @@ def _rect_fill(hull: np.ndarray, erased: list[np.ndarray], image_px: shapely.Pol
         if seen.area > 0:
             best = max(best, seen.intersection(object_px).area / seen.area)
     return best
+
+
+def _squared_at_frame(
+    xyxy: tuple[float, float, float, float], shape_hw: tuple[int, int]
+) -> tuple[float, float, float, float]:
+    """A box the image's edge cuts short, grown square into the image (else as it is).
+
+    The coin network half believes in a stick's end where it leaves the picture (in-style
+    hard 9416, 9478: boxes 11 x 36 and 11 x 66 px at the edge); the coin such a box would
+    be a part of is as wide as the box is long.
+    """
+    x1, y1, x2, y2 = xyxy
+    h, w = shape_hw
+    bw, bh = x2 - x1, y2 - y1
+    if bw < bh and x1 <= 1:
+        return x1, y1, min(x1 + bh, w), y2
+    if bw < bh and x2 >= w - 1:
+        return max(x2 - bh, 0.0), y1, x2, y2
+    if bh < bw and y1 <= 1:
+        return x1, y1, x2, min(y1 + bw, h)
+    if bh < bw and y2 >= h - 1:
+        return x1, max(y2 - bw, 0.0), x2, y2
+    return xyxy
+
+
+def _covered_bite(largest: np.ndarray, hull: np.ndarray, erased: list[np.ndarray]) -> float:
+    """Area of an object's hull that found coins' ``erased`` discs cover and it does not.
+
+    A coin lying on a card's edge bites it as deep as the coin reaches in; the card is
+    whole under the coin (in-style hard 9465: a card's solidity 0.81 with the bite).
+    """
+    if not erased:
+        return 0.0
+    discs = shapely.union_all([shapely.Polygon(p) for p in erased if len(p) > 2])
+    inside = shapely.Polygon(hull.reshape(-1, 2)).intersection(discs)
+    if inside.is_empty:
+        return 0.0
+    return float(inside.difference(shapely.Polygon(largest.reshape(-1, 2)).buffer(0)).area)
 
 
 def _window(

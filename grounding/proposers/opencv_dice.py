@@ -729,7 +729,8 @@ def count_pips(
     its colour. Pips are sought in the hull grown by ``PIP_GROW_SHARE`` of the side (a
     shaded corner may fall outside the face's colour), leaving out spots that reach the
     grown rim: those are the table, not a pip, unless ``EDGE_PIP_SHARE`` of one lies on
-    the face (:data:`EDGE_PIP`: refused).
+    the face, or a speck of one that bulges into it or is one whole pip (:data:`EDGE_PIP`:
+    refused).
     """
     contour = cv2.convexHull(contour)
     g = max(1, round(side * PIP_GROW_SHARE))
@@ -745,7 +746,10 @@ def count_pips(
     if inner.sum() < 9:
         return None, "face too small to read"
     grown = cv2.dilate(face, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1,) * 2))
-    rim = (grown > 0) & ~(cv2.erode(grown, np.ones((3, 3), np.uint8)) > 0)
+    # the crop's edge bounds the margin on its straight sides: outside the crop is no margin
+    # (eroded with the default border, the rim was left only round the corners, and a table
+    # spot reaching the side of the margin was read as a pip in a shaded corner)
+    rim = (grown > 0) & ~(cv2.erode(grown, np.ones((3, 3), np.uint8), borderValue=0) > 0)
     body = np.median(crop[inner], axis=0)
     dist = colour_distance(crop, body)
     contrast = float(np.percentile(dist[inner], 99))
@@ -755,12 +759,15 @@ def count_pips(
     spots = ((dist > cut) & (grown > 0)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(spots, connectivity=8)
     outside = set(np.unique(labels[rim & (spots > 0)]).tolist())
-    speck = 0.15 * np.pi * (float(params["pip_radius_share"]) * side) ** 2
+    pip_area = np.pi * (float(params["pip_radius_share"]) * side) ** 2
+    speck = 0.15 * pip_area
     on_face = np.bincount(labels[face > 0], minlength=n)
     for i in outside:
         if on_face[i] >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
             return None, EDGE_PIP
-        if on_face[i] >= speck and _bulges_in(labels == i, face, speck):
+        if on_face[i] >= speck and (
+            _bulges_in(labels == i, face, speck) or _a_pip(labels == i, stats[i], pip_area)
+        ):
             return None, EDGE_PIP
     shifted = contour - np.array([x1, y1], np.int32)
     readings: list[Reading] = []
@@ -805,6 +812,25 @@ def _bulges_in(spot: np.ndarray, face: np.ndarray, speck: float) -> bool:
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     return int(np.count_nonzero(cv2.morphologyEx(inside, cv2.MORPH_OPEN, disc))) >= speck
 
+
+def _a_pip(spot: np.ndarray, stats: np.ndarray, pip_area: float) -> bool:
+    """Whether a spot reaching the grown rim is one whole pip: round, of about a pip's area.
+
+    The table's ring around a face is long; a pip the face's colour stops at (a shaded
+    band across the face, probe 109105) is whole beyond the outline, a disc of its own.
+    """
+    x, y, bw, bh, area = (int(v) for v in stats)
+    if not EDGE_PIP_AREA[0] * pip_area <= area <= EDGE_PIP_AREA[1] * pip_area:
+        return False
+    points = np.argwhere(spot[y : y + bh, x : x + bw])[:, ::-1].astype(np.float32)
+    _, radius = cv2.minEnclosingCircle(points)
+    return area >= EDGE_PIP_ROUND * np.pi * radius**2
+
+
+EDGE_PIP_AREA = (0.5, 2.5)
+"""Area span, in expected pips (``pip_radius_share`` of the side), of a whole pip at the rim."""
+EDGE_PIP_ROUND = 0.7
+"""Least share of its enclosing circle a whole pip at the rim fills (a disc fills 0.8-0.9)."""
 
 EDGE_PIP = "a spot on the face runs on past its grown outline: the face cut short at a pip?"
 EDGE_PIP_SHARE = 0.3

@@ -65,6 +65,20 @@ def test_a_found_coin_biting_a_cards_edge_is_cut_away_before_the_card_is_judged(
     assert not _discs.is_card(img, (120, 100, 250, 200), [])  # uncut, the coin spoils it
 
 
+def test_a_found_coin_biting_deep_into_a_cards_edge_leaves_it_convex():
+    # in-style hard 9465: a coin lying well over a card's edge bites a notch the card's
+    # hull spans (solidity 0.81 with the coin cut away); under the coin the card is whole
+    img = felt()
+    card(img, (200, 150), (150, 95), 0)
+    found = box(coin(img, (250, 150), 34), confidence=0.9)
+    assert _discs.is_card(img, (120, 100, 220, 200), [found])
+    # a notch no found coin covers is the object's own outline: no rectangle
+    notched = felt()
+    card(notched, (200, 150), (150, 95), 0)
+    cv2.circle(notched, (250, 150), 34, FELT, -1)
+    assert not _discs.is_card(notched, (120, 100, 220, 200), [])
+
+
 def test_the_part_of_a_card_a_look_flags_is_judged_with_the_whole_card():
     # coins on the card's right half: the look flags the left part; the margin widens
     img = felt()
@@ -157,6 +171,17 @@ def test_a_stick_in_a_box_is_a_stick_and_a_coin_is_not():
     assert not _discs.is_stick(img, (150, 200, 190, 240))  # bare felt: nothing, no stick
 
 
+def test_a_stick_leaving_the_image_is_a_stick_and_a_coin_cut_there_is_not():
+    # in-style hard 9416, 9478: the network's hunch over a stick's end where it leaves the
+    # picture, a box 11 px wide at the image's edge; judged as the coin it would be part of
+    img = felt()
+    cv2.line(img, (0, 150), (25, 130), (15, 20, 15), 6, cv2.LINE_AA)
+    assert _discs.is_stick(img, (0.0, 115.0, 11.0, 175.0))
+    # a coin the image's edge cuts shows its cap there, as wide as the stick's box
+    cv2.circle(img, (412, 60), 30, (200, 200, 205), -1, cv2.LINE_AA)
+    assert not _discs.is_stick(img, (389.0, 30.0, 400.0, 90.0))
+
+
 def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
     # probe 108088: a coin's face the table's colour, a thin ring of gold all round it
     img = felt()
@@ -189,6 +214,11 @@ def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
         # ... (0.17) over a stick's end, and (0.28) over two sticks crossing
         ("yolo.coins", 1036, "a box the detector scored"),
         ("yolo.coins", 9286, "a box the detector scored"),
+        # stop 47 (in-style 9400-9499): a stick's end leaving the image, and a card half
+        # under a coin (0.17, 0.26, 0.28)
+        ("yolo.coins", 9416, "a box the detector scored"),
+        ("yolo.coins", 9478, "a box the detector scored"),
+        ("yolo.coins", 9465, "a box the detector scored"),
     ],
 )
 def test_in_style_cards_and_sticks_no_longer_withhold(proposer: str, seed: int, was: str):

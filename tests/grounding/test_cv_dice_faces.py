@@ -473,6 +473,49 @@ def test_a_face_outline_cut_short_at_a_corner_pip_is_refused(seed: int, die: int
     assert face.fields["pips"] is None and face.fields["problem"] == opencv_dice.EDGE_PIP
 
 
+def _banded_three(pip_x: int) -> tuple[int | None, str]:
+    """count_pips on a turned white three whose face colour stops at a grey band.
+
+    The outline given is the white part only (as the face's colour finds it); the third
+    pip lies ``pip_x`` px along, on the band's edge (146).
+    """
+    img = _table()
+    cv2.rectangle(img, (50, 50), (170, 170), (235, 235, 235), -1)
+    cv2.rectangle(img, (147, 50), (170, 170), (190, 190, 190), -1)
+    for x, y in [(72, 78), (112, 115), (pip_x, 152)]:
+        cv2.circle(img, (x, y), 10, (20, 20, 20), -1)
+    turn = cv2.getRotationMatrix2D((110, 110), 20, 1.0)
+    img = cv2.warpAffine(img, turn, (220, 220), borderValue=TABLE_BGR)
+    white = np.array([[50, 50], [146, 50], [146, 170], [50, 170]], np.float64)
+    outline = (white @ turn[:, :2].T + turn[:, 2]).round().astype(np.int32).reshape(-1, 1, 2)
+    lab = _lab(img)
+    return opencv_dice.count_pips(
+        lab, outline, float(np.sqrt(96 * 120)), opencv_dice.DiceProposer.defaults
+    )
+
+
+def test_a_whole_pip_beyond_an_outline_cut_short_by_a_band_is_refused() -> None:
+    # a shaded band across a white face stops the face's colour at a pip: the pip, whole
+    # beyond the outline but for a sliver, reaches the grown margin's rim and was dropped
+    # as table, so a three read as a symmetric two (probe 109105); a round spot of a pip's
+    # area there is a pip, and the face is refused
+    assert _banded_three(152) == (None, opencv_dice.EDGE_PIP)
+    # the pip on the face's side of the band's edge is read with its peers
+    assert _banded_three(148) == (3, "")
+
+
+def test_probe_109105_a_three_cut_by_its_shaded_band_is_refused() -> None:
+    # a fresh probe report seed of stop 46 (looked at in stop 47): opencv.dice read a white
+    # three with a grey band as two, the only wrong of that count
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("dice", 109105)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    refused = [e for e in proposal.elements if e.fields["pips"] is None]
+    assert [e.fields["problem"] for e in refused] == [opencv_dice.EDGE_PIP]
+    assert len(proposal.elements) == len(s.truth["dice"])
+
+
 def _centre(e: object) -> tuple[float, float]:
     a, b, c, d = e.xyxy_px or [0.0] * 4  # type: ignore[attr-defined]
     return (a + c) / 2, (b + d) / 2

@@ -166,6 +166,14 @@ def _speck(at: tuple[int, int]) -> tuple[int | None, str]:
     return _face_pips((215,) * 3, WHITE, *_corners(9), _dot(*at, 4))
 
 
+@pytest.mark.parametrize("at", [(100, 160), (162, 100), (40, 100), (100, 38)])
+def test_a_pip_sized_spot_reaching_the_side_of_the_margin_is_table(at: tuple[int, int]) -> None:
+    # the margin pips are sought in ends at the crop's edge on a face's straight sides; its
+    # rim was found only round the corners there, so a dark spot on a pale table beside an
+    # upright face was read as a fifth pip (in a shaded corner) and refused the four
+    assert _face_pips((215,) * 3, WHITE, *_corners(9), _dot(*at, 9)) == (4, "")
+
+
 def test_a_speck_off_the_face_is_table_and_one_on_it_refuses() -> None:
     # in the margin pips are sought in, beyond the face's outline: the table, passed over
     assert _speck((100, 158)) == (4, "")
