@@ -261,9 +261,10 @@ def _card_within(
     (_, _), radius = cv2.minEnclosingCircle(largest)
     area = float(cv2.contourArea(largest))
     image_px = shapely.box(-left / step, -top / step, (w - left) / step, (h - top) / step)
-    if _rect_fill(hull, erased, image_px) < CARD_FILL:
+    discs = shapely.union_all([shapely.Polygon(p) for p in erased if len(p) > 2])
+    if _rect_fill(hull, discs, image_px) < CARD_FILL:
         return False
-    if area + _covered_bite(largest, hull, erased) < CARD_SOLIDITY * cv2.contourArea(hull):
+    if area + _covered_bite(largest, hull, discs) < CARD_SOLIDITY * cv2.contourArea(hull):
         return False
     if area >= CARD_ROUNDNESS * np.pi * radius**2:
         return False
@@ -325,10 +326,11 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     beyond[max(inner[0].start - reach, 0) : inner[0].stop + reach,
            max(inner[1].start - reach, 0) : inner[1].stop + reach] = 0  # fmt: skip
     # or runs off the image: the window's sides that are the image's edge
-    cut = [parts[:, 0]] * (left == 0) + [parts[:, -1]] * (right == w)
-    cut += [parts[0]] * (top == 0) + [parts[-1]] * (bottom == h)
-    on = set(np.unique(beyond)).union(*(np.unique(c).tolist() for c in cut))
-    if not set(np.unique(parts[inner])) - {0} <= on:
+    edge = [(left == 0, parts[:, 0]), (right == w, parts[:, -1]),
+            (top == 0, parts[0]), (bottom == h, parts[-1])]  # fmt: skip
+    runs_on = np.concatenate([beyond.ravel(), *(side for at, side in edge if at)])
+    held = np.unique(parts[inner])
+    if not np.isin(held[held > 0], runs_on).all():
         return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
     cx, cy, r = box_circle(xyxy)
     cx, cy = cx - left, cy - top  # in the window
@@ -346,10 +348,10 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     return bool(rim_shares(circle, cv2.subtract(edges, stick), scale)[0] < STICK_RIM)
 
 
-def _rect_fill(hull: np.ndarray, erased: list[np.ndarray], image_px: shapely.Polygon) -> float:
+def _rect_fill(hull: np.ndarray, discs: shapely.Geometry, image_px: shapely.Polygon) -> float:
     """The most of a turned rectangle's part in the image (``image_px``) an object fills.
 
-    The object is its ``hull`` and the ``erased`` discs of found coins: a coin lying over a
+    The object is its ``hull`` and the erased ``discs`` of found coins: a coin lying over a
     card's corner is cut away with it and chamfers the hull (in-style hard 9042). Only the
     rectangle's part inside the image counts: a turned card cut by the image's edge is no
     rectangle in the picture (in-style hard 1093). Each side of the hull is tried as the
@@ -358,7 +360,7 @@ def _rect_fill(hull: np.ndarray, erased: list[np.ndarray], image_px: shapely.Pol
     points = hull.reshape(-1, 2).astype(np.float64)
     if len(points) < 3:
         return 0.0
-    object_px = shapely.union_all([shapely.Polygon(p) for p in (points, *erased) if len(p) > 2])
+    object_px = shapely.union(shapely.Polygon(points), discs)
     best = 0.0
     for a, b in zip(points, np.roll(points, -1, axis=0), strict=True):
         along = (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
@@ -395,15 +397,12 @@ def _squared_at_frame(
     return xyxy
 
 
-def _covered_bite(largest: np.ndarray, hull: np.ndarray, erased: list[np.ndarray]) -> float:
-    """Area of an object's hull that found coins' ``erased`` discs cover and it does not.
+def _covered_bite(largest: np.ndarray, hull: np.ndarray, discs: shapely.Geometry) -> float:
+    """Area of an object's hull that found coins' erased ``discs`` cover and it does not.
 
     A coin lying on a card's edge bites it as deep as the coin reaches in; the card is
     whole under the coin (in-style hard 9465: a card's solidity 0.81 with the bite).
     """
-    if not erased:
-        return 0.0
-    discs = shapely.union_all([shapely.Polygon(p) for p in erased if len(p) > 2])
     inside = shapely.Polygon(hull.reshape(-1, 2)).intersection(discs)
     if inside.is_empty:
         return 0.0

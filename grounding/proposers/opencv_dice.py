@@ -765,10 +765,10 @@ def count_pips(
     for i in outside:
         if on_face[i] >= max(speck, EDGE_PIP_SHARE * stats[i, cv2.CC_STAT_AREA]):
             return None, EDGE_PIP
-        if on_face[i] >= speck and (
-            _bulges_in(labels == i, face, speck) or _a_pip(labels == i, stats[i], pip_area)
-        ):
-            return None, EDGE_PIP
+        if on_face[i] >= speck:
+            spot = labels == i
+            if _bulges_in(spot, face, speck) or _a_pip(spot, stats[i], pip_area):
+                return None, EDGE_PIP
     shifted = contour - np.array([x1, y1], np.int32)
     readings: list[Reading] = []
     for i in range(1, n):
