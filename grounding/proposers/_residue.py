@@ -239,7 +239,13 @@ def opened(cmap: ContrastMap, size_px: float) -> ContrastMap:
     return ContrastMap(cmap.scale, cmap.distance, mask, cmap.level, closed, contours, cmap.covers)
 
 
-def without_elements(cmap: ContrastMap, elements: list[Element], margin_px: int = 2) -> ContrastMap:
+CLEARED_MARGIN_PX = 2
+"""How much wider than an element's box (work-copy pixels) :func:`without_elements` clears."""
+
+
+def without_elements(
+    cmap: ContrastMap, elements: list[Element], margin_px: int = CLEARED_MARGIN_PX
+) -> ContrastMap:
     """The map with every element's box (``margin_px`` wider, work-copy pixels) cleared.
 
     What remains of a region an element only partly covers (a second die touching the
@@ -284,6 +290,15 @@ def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
         if not any(_overlap(bx, bounds(k)) for k in kept):
             kept.append(e)
     return kept
+
+
+def beside(regions: list[Element], elements: list[Element], reach_px: float) -> list[Element]:
+    """The regions whose boxes come within ``reach_px`` of an element's box (image pixels)."""
+    near = [
+        (x1 - reach_px, y1 - reach_px, x2 + reach_px, y2 + reach_px)
+        for x1, y1, x2, y2 in map(bounds, elements)
+    ]
+    return [r for r in regions if any(_overlap(bounds(r), b) for b in near)]
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

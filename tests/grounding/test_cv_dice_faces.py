@@ -15,6 +15,7 @@ from groundeval.benchmarks.synthetic import blind, generate
 from groundeval.benchmarks.synthetic._tuning import draw_die
 from groundeval.grounding.proposers import _pip_scan, opencv_dice
 from groundeval.grounding.proposers import _residue as residue
+from groundeval.grounding.proposers._cv import box
 from groundeval.programs._model import GroundSpec
 from tests._support.tuning_dice import over_die
 
@@ -516,6 +517,20 @@ def test_probe_109105_a_three_cut_by_its_shaded_band_is_refused() -> None:
     assert len(proposal.elements) == len(s.truth["dice"])
 
 
+def test_probe_109346_a_die_whose_corner_a_tilted_face_box_cuts_off_is_not_missed() -> None:
+    # a fresh probe report seed of stop 47 (looked at in stop 48): a white three touching a
+    # tilted orange one is one region of the contrast map with it; cleared by the orange
+    # face's box, what is left of the three is notched (solidity 0.73) and was passed over,
+    # so five dice were counted with nothing flagged. Beside a face it is judged, and read
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("dice", 109346)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    assert not proposal.unexplained and not proposal.problems
+    read = sorted(e.fields["pips"] for e in proposal.elements)
+    assert read == sorted(d["pips"] for d in s.truth["dice"])
+
+
 def _centre(e: object) -> tuple[float, float]:
     a, b, c, d = e.xyxy_px or [0.0] * 4  # type: ignore[attr-defined]
     return (a + c) / 2, (b + d) / 2
@@ -571,3 +586,45 @@ def test_a_region_at_the_frame_is_not_read_as_a_face_at_full_size() -> None:
     h = s.image_bgr.shape[0]
     assert all((e.xyxy_px or [0.0] * 4)[3] < h - 1 for e in proposal.elements), proposal.elements
     assert len(proposal.elements) == s.truth["count"] or proposal.unexplained
+
+
+def _banded_die(pips: list[tuple[int, int]]) -> np.ndarray:
+    """A cream die outlined dark on a mauve table, its right quarter a shaded band."""
+    img = _table((150, 120, 160))
+    cv2.rectangle(img, (48, 48), (172, 172), (40, 50, 60), -1)
+    cv2.rectangle(img, (52, 52), (168, 168), (200, 232, 242), -1)
+    cv2.rectangle(img, (146, 52), (168, 168), (150, 176, 186), -1)
+    for x, y in pips:
+        cv2.circle(img, (x, y), 9, (20, 20, 20), -1)
+    return _finish(img)
+
+
+@pytest.mark.parametrize(("third", "kept"), [((157, 146), False), (None, True)])
+def test_a_face_whose_object_holds_more_pips_past_its_colour_is_refused(
+    third: tuple[int, int] | None, kept: bool
+) -> None:
+    # a shaded band stops the face's colour short of a pip: the face read (its cream part)
+    # counts two, the die cut from the table by its outline three (probe 108425, blind
+    # 206506: threes read as twos; fresh dice_math 109229: a six as a four). With the band
+    # bare the die's outline holds the same two pips, and the reading stands
+    img = _banded_die([(74, 74), (110, 110), *([third] if third else [])])
+    face = box((52.0, 52.0, 145.0, 168.0), pips=2)
+    params = dict(opencv_dice.DiceProposer.defaults)
+    whole = opencv_dice._whole_face(img, _lab(img), face, params)
+    assert (whole.fields["pips"] == 2) is kept, whole.fields
+    if not kept:
+        assert "its whole object 3" in whole.fields["problem"]
+
+
+@pytest.mark.parametrize(("scene", "seed"), [("dice_math", 109229), ("dice", 108425)])
+def test_probe_threes_and_a_six_read_short_of_their_shaded_band_are_refused(
+    scene: str, seed: int
+) -> None:
+    # 109229: a fresh probe report seed of stop 47 (looked at in stop 48), the only wrong of
+    # dice_math in that count: a cream six read as four; 108425 a tuning seed, a three as two
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate(scene, seed)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    refused = [e.fields["problem"] for e in proposal.elements if e.fields["pips"] is None]
+    assert len(refused) == 1 and "its whole object" in refused[0], refused

@@ -84,3 +84,41 @@ def test_the_runner_withholds_a_verdict_too_close_to_call() -> None:
     assert "too close to call" in decision.reason
     firm = decide_by_check(q, "hard", _row([16.0, 16.2, 16.1], [0.2] * 3), None, {})
     assert firm.outcome == "pass"
+
+
+def _dice(*faces: tuple[float, float, int]) -> StateFile:
+    """Dice boxes 60 px wide at ``(x, y)`` top-left, each with its pips."""
+    elements = [
+        Element(id=i, kind="box", xyxy_px=[x, y, x + 60, y + 60], fields={"pips": pips})
+        for i, (x, y, pips) in enumerate(faces, start=1)
+    ]
+    return _row([]).model_copy(update={"elements": elements, "question_id": "h2"})
+
+
+RISES = NamedCheck(name="arithmetic", args={"op": "increasing", "field": "pips"})
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        RISES,
+        NamedCheck(name="consistent", args={"field": "pips", "mode": "increasing"}),
+        NamedCheck(name="arithmetic", args={"op": "difference", "field": "pips", "equals": 2}),
+    ],
+)
+def test_dice_stacked_one_above_the_other_have_no_left_to_right_order(check: NamedCheck) -> None:
+    # in-style dice_math hard 9677: a two above a four, their centres 0.08 px apart in x;
+    # read left to right in the order their boxes rounded to, "rising?" was said pass for a
+    # truth of fail. Side by side across the reading order, the order is the picture's to
+    # give, and it gives none: the verdict is withheld
+    with pytest.raises(TooCloseToCall, match="side by side across the reading order"):
+        run_check(check, _dice((300, 50, 4), (301, 122, 2)))
+
+
+def test_dice_apart_along_the_reading_order_are_read_in_it() -> None:
+    # 16 px apart in x (over a quarter of the 60 px boxes): an order, decided either way
+    assert run_check(RISES, _dice((300, 50, 2), (316, 122, 4))).score == 1.0
+    assert run_check(RISES, _dice((300, 50, 4), (316, 122, 2))).score == 0.0
+    # stacked dice whose order the verdict does not hang on: decided (a break elsewhere)
+    assert run_check(RISES, _dice((100, 50, 5), (300, 50, 3), (301, 122, 4))).score == 0.0
+    assert run_check(RISES, _dice((300, 50, 3), (301, 122, 3))).score == 0.0
