@@ -559,7 +559,10 @@ def _readings(views: Views, order_by: str, field: str) -> tuple[Views, Views]:
 
 
 def _order_given(verdicts: list[Result], order_by: str) -> Result:
-    """The verdict in reading order, unless the other :func:`_readings` order reverses it."""
+    """The first verdict, unless the last (the other :func:`_readings` order) reverses it.
+
+    One verdict (an op the order does not touch) is its own last.
+    """
     (ok, said), (other, other_said) = verdicts[0], verdicts[-1]
     if ok != other:
         raise TooCloseToCall(
@@ -611,8 +614,7 @@ def arithmetic(
         raise CheckError("no elements to compute with")
     views = _ordered(elements, order_by)
     orders = _readings(views, order_by, field) if op in ORDER_OPS else (views,)
-    sequence = op in ("increasing", "decreasing")
-    expect = None if sequence else _Expect.of(equals, min, max, between)
+    expect = None if op in ("increasing", "decreasing") else _Expect.of(equals, min, max, between)
     verdicts = [_computed(order, op, field, order_by, tolerance, expect) for order in orders]
     return _order_given(verdicts, order_by)
 

@@ -292,11 +292,16 @@ def merge_found(first: list[Element], second: list[Element]) -> list[Element]:
     return kept
 
 
-def beside(regions: list[Element], elements: list[Element], reach_px: float) -> list[Element]:
-    """The regions whose boxes come within ``reach_px`` of an element's box (image pixels)."""
+def beside_cleared(
+    regions: list[Element], elements: list[Element], cleared: ContrastMap
+) -> list[Element]:
+    """The regions of a :func:`without_elements` map that its clearing may have notched.
+
+    Their boxes come within the cleared margin (a work-copy pixel more) of an element's box.
+    """
+    reach = (CLEARED_MARGIN_PX + 1) / cleared.scale
     near = [
-        (x1 - reach_px, y1 - reach_px, x2 + reach_px, y2 + reach_px)
-        for x1, y1, x2, y2 in map(bounds, elements)
+        (x1 - reach, y1 - reach, x2 + reach, y2 + reach) for x1, y1, x2, y2 in map(bounds, elements)
     ]
     return [r for r in regions if any(_overlap(bounds(r), b) for b in near)]
 

@@ -93,10 +93,9 @@ from groundeval.grounding.proposers._pip_scan import (
     symmetric,
 )
 from groundeval.grounding.proposers._residue import (
-    CLEARED_MARGIN_PX,
     ContrastMap,
     Sizes,
-    beside,
+    beside_cleared,
     colour_distance,
     contrast_map,
     covered_mask,
@@ -333,8 +332,7 @@ class DiceProposer(CVProposer):
                 cleared, [], sizes, "die face", max_aspect=CLEARED_MAX_ASPECT,
                 min_solidity=NOTCHED_SOLIDITY,
             )  # fmt: skip
-            reach = (CLEARED_MARGIN_PX + 1) / cmap.scale  # the cleared margin, a pixel more
-            rest = merge_found(rest, beside(notched, elements, reach))
+            rest = merge_found(rest, beside_cleared(notched, elements, cleared))
             unexplained = merge_found(unexplained, rest)
             mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
         spots = (
@@ -555,16 +553,15 @@ def _whole_face(
     hull = cv2.convexHull(contour)
     x, y, bw, bh = cv2.boundingRect(hull)
     overlap = iou(bounds(element), (float(x), float(y), float(x + bw), float(y + bh)))
-    if overlap < WHOLE_FACE_IOU:
-        problem = "the face read covers only part of the object"
-    elif overlap < WHOLE_FACE_REREAD:
+    if overlap >= WHOLE_FACE_REREAD:
+        return element
+    problem = "the face read covers only part of the object"
+    if overlap >= WHOLE_FACE_IOU:
         (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-        whole, _ = count_pips(lab, contour, float(np.sqrt(rw * rh)), params)
+        whole, _ = count_pips(lab, hull, float(np.sqrt(rw * rh)), params)
         if whole is None or whole <= pips:
             return element
         problem = f"the face reads {pips} pips, its whole object {whole}: pips past its colour?"
-    else:
-        return element
     return element.model_copy(update={"fields": {"pips": None, "problem": problem}})
 
 
