@@ -12,9 +12,13 @@ no rejected element, nothing missing, no region the proposer could not explain
 (``Proposal.problems``) and no proposal dropped as unusable
 (``Proposal.dropped``). This is the one place that rule lives, for every verifier.
 A retry never buys confidence: a later round whose accepted count drifts far
-from round 1's, beyond what round 1 itself reported as open, is withheld; and a
+from round 1's, beyond what round 1 itself reported as open, is withheld; a
 region an earlier round flagged stays open until an element covers it (a retry's
-looser parameters may shift the proposer's own look so that it stops seeing it).
+looser parameters may shift the proposer's own look so that it stops seeing it);
+and a round with a problem ends the loop, withheld: a problem is the proposer's
+doubt about its own evidence, and looking again with other parameters only moves
+the evidence until the doubt no longer fires (probe 109520: a blob on a yellow
+note, doubted, then shifted by looser filters and "verified").
 With ``agree_with`` (consensus), the other proposers run once, in round 1, and
 their elements are drawn beside the main ones and handed to the verifier.
 """
@@ -255,6 +259,8 @@ async def run_grounding(
             return run.finish("withheld", drift)
         if not rejected and not verdicts.missing and not left:
             return run.finish("grounded", f"verified in round {index}")
+        if left.problems:
+            return run.finish("withheld", _doubted(run, index))
         missing = [*verdicts.missing, *left.as_missing()]
         feedback = Feedback(run.accepted, rejected, missing, index + 1)
     return run.finish("withheld", f"budget of {spec.budget} rounds spent: {_open_points(run)}")
@@ -509,6 +515,13 @@ def _open_points(run: _Run) -> str:
     ]
     left = _Open(last.unexplained, last.problems, last.dropped)
     return "; ".join([*problems, *last.missing, *left.as_missing()]) or "not verified"
+
+
+def _doubted(run: _Run, index: int) -> str:
+    return (
+        f"round {index}: the proposer doubts its own evidence, and a retry with other "
+        f"parameters cannot answer a doubt (a retry never buys confidence): {_open_points(run)}"
+    )
 
 
 def _stalled(run: _Run, index: int) -> str:

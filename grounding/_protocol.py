@@ -76,7 +76,8 @@ class Proposal:
     unexplained: list[Element] = field(default_factory=list)
     """Object-like regions no element covers (boxes, ``reason`` says why): the loop withholds."""
     problems: list[str] = field(default_factory=list)
-    """Why the proposal cannot be trusted as a whole (clutter, weak support): withhold."""
+    """Why the proposal cannot be trusted as a whole (clutter, weak support): withhold, with
+    no retry (a retry with other parameters cannot answer a doubt about the evidence)."""
     dropped: list[str] = field(default_factory=list)
     """Proposals that were unusable (NaN, negative or out-of-image coordinates), one reason each."""
 

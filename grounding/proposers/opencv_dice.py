@@ -36,24 +36,26 @@ clear of every face are a die missed (``unexplained``, even where the table hide
 outline), and more alike spots around a face, laid out as on a die, than were read mean its
 outline was cut short (a ``problem``). Compact contrasting regions of a die's size that no
 face covers are ``unexplained`` too (a die the proposer could not read is never silently
-absent). Dice have rounded corners, so on the residue's small copy a die is as round as a
-coin: a region that is square there and not small is flagged at once, any other compact one
-only if it is square in full resolution (``square_at_full_size``, which lowers its cut when
-Otsu splits the pips from a face close to the table's colour), so a token or coin on the
-table is not taken for a missed die, or if a pip-like spot clear of the faces lies on it
-(``pip_on``: a white die on paper shows its sides and shadow, not a square). What is left of
-a region once the faces' boxes are cleared may be twice as long as wide (the clearing cuts
-into a die beside a face). A lone spot with a die's worth of uncovered contrast within a
-side of it (``spots_with_a_body``) is a die missed too. Dice close together or with their
-shadows are one region, too long or hollow for that look: what is left of the map once the
-faces' boxes are cleared and everything thinner than 0.6 of a face is opened away, if half a
-face large, is a die missed too (``uncovered_mass``). A lone spot centred on a square face
-of a die's size, cut at full resolution with the spot painted over or grown from it by the
-face's smooth shading, is a die missed (a one on pale paper); so is a lone spot that is a
-pip by itself, round, pip-sized and far lighter or darker than its ring in a pip's colours
-(a one whose face no cut finds). With no face read, "no dice" is the claim
-(``none_found_residue``): every region of a die's size is unexplained, square
-or not, compact or as long and notched as a die beside its shadow, on the usual map and
+absent), and so are regions of a colour the table does not have that read as a face
+(:func:`foreign_dice`: on gingham a die of a third colour may contrast no more with the
+local mean than the pattern does). Dice have rounded corners, so on the residue's small copy
+a die is as round as a coin: a region that is square there and not small is flagged at once,
+any other compact one only if it is square in full resolution (``square_at_full_size``,
+which lowers its cut when Otsu splits the pips from a face close to the table's colour), so
+a token or coin on the table is not taken for a missed die, or if a pip-like spot clear of
+the faces lies on it (``pip_on``: a white die on paper shows its sides and shadow, not a
+square). What is left of a region once the faces' boxes are cleared may be twice as long as
+wide (the clearing cuts into a die beside a face). A lone spot with a die's worth of
+uncovered contrast within a side of it (``spots_with_a_body``) is a die missed too. Dice
+close together or with their shadows are one region, too long or hollow for that look: what
+is left of the map once the faces' boxes are cleared and everything thinner than 0.6 of a
+face is opened away, if half a face large, is a die missed too (``uncovered_mass``). A lone
+spot centred on a square face of a die's size, cut at full resolution with the spot painted
+over or grown from it by the face's smooth shading, is a die missed (a one on pale paper);
+so is a lone spot that is a pip by itself, round, pip-sized and far lighter or darker than
+its ring in a pip's colours (a one whose face no cut finds). With no face read, "no dice" is
+the claim (``none_found_residue``): every region of a die's size is unexplained, square or
+not, compact or as long and notched as a die beside its shadow, on the usual map and
 (compact) on one whose window spans three of the largest dice counted; and pips are sought
 in pairs for dice of every side (a die the colour of its table).
 
@@ -101,6 +103,7 @@ from groundeval.grounding.proposers._residue import (
     covered_mask,
     filled,
     merge_found,
+    palette_map,
     sizes_from,
     unexplained_regions,
     without_elements,
@@ -355,6 +358,9 @@ class DiceProposer(CVProposer):
             doubts = none_found_residue(image_bgr, lab, work, cmap, sizes, hint_max, least_side)
             unexplained = merge_found(unexplained, doubts)
         unexplained = merge_found(unexplained, mass)
+        unexplained = merge_found(
+            unexplained, foreign_dice(image_bgr, lab, work, cmap.scale, elements, sizes, params)
+        )
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
@@ -365,6 +371,46 @@ class DiceProposer(CVProposer):
             )
             problems.extend(short)
         return Review(unexplained, problems)
+
+
+def foreign_dice(
+    image_bgr: np.ndarray,
+    lab: np.ndarray,
+    work: np.ndarray,
+    scale: float,
+    elements: list[Element],
+    sizes: Sizes,
+    params: dict[str, Any],
+) -> list[Element]:
+    """Regions of a colour the table does not have that read as a die face none covers.
+
+    On gingham or polka dots a die of a third colour may contrast no more with the local
+    mean than the pattern's own squares do, and stay unlit on the contrast map (blind
+    207477: a teal three on green gingham). On the :func:`._residue.palette_map` it shows;
+    read at full size from that outline, it is flagged if its pips read as a face's: a
+    note or a card of such a colour has none, a ring's pip is the table inside it, too
+    large. ``work`` is the image's work copy (``scale`` of it); ``params`` the pip reader's.
+    """
+    palette = palette_map(work, scale)
+    regions, _ = unexplained_regions(
+        palette, elements, sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT
+    )
+    if not regions:
+        return []
+    grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+    outlines = {  # by the box unexplained_regions gives the region
+        bounds(box((x / scale, y / scale, (x + w) / scale, (y + h) / scale))): o.contour
+        for o in palette.outlines
+        for x, y, w, h in [o.bbox]
+    }
+    found = []
+    for u in regions:
+        contour = np.round(outlines[bounds(u)].astype(np.float64) / scale).astype(np.int32)
+        face, _ = face_element(lab, grey, contour, params, float(params["colour_min_fill"]))
+        if face.fields["pips"] is not None:
+            why = f"{u.reason}, read as a face of {face.fields['pips']}"
+            found.append(u.model_copy(update={"reason": why}))
+    return found
 
 
 def dice_like(

@@ -23,7 +23,9 @@ pip-like spot; a disc or a blot on the table is no die missed). So are square re
 a read face's colour and size that no box covers, and pips no box holds laid out as
 on a face (three to six point-symmetric, each with the face between it and the nearest;
 two a diagonal apart) or a lone pip centred on a square face or stark and round enough to
-be a pip by itself (``_pip_scan``): a die the network missed withholds the question. When
+be a pip by itself (``_pip_scan``), and regions of a colour the table does not have that
+read as a face (:func:`~groundeval.grounding.proposers.opencv_dice.foreign_dice`: a die of a
+third colour on gingham): a die the network missed withholds the question. When
 no box reaches ``conf``, the boxes it scored from ``doubt_conf`` are unexplained too: "no
 dice" is a claim, and on a busy photograph the residue cannot single a small die out.
 """
@@ -55,6 +57,7 @@ from groundeval.grounding.proposers._residue import (
     merge_found,
     sizes_from,
     unexplained_regions,
+    work_copy,
 )
 from groundeval.grounding.proposers.yolo import YoloProposer, doubtful_boxes
 from groundeval.state import Element, GroundSpec
@@ -194,12 +197,18 @@ class YoloDiceProposer(YoloProposer):
         if max(areas, default=0.0) > 0:  # dice in one scene may differ in size by 2x or more
             high = float(params["residue_high_factor"]) * max(areas)
             sizes = replace(sizes, max_area_px=high)
-        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"])
+        work = work_copy(image_bgr)
+        cmap = contrast_map(image_bgr, sizes.window_px, params["min_contrast"], work=work)
         unexplained, problems = unexplained_regions(cmap, elements, sizes, "die face")
         # a die touching a box found is one region with it (as opencv.dice looks too)
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
+        # a die of a colour the table lacks, unlit on the map on a pattern (read as a face)
+        pip_params = {**opencv_dice.DiceProposer.defaults, **params}
+        foreign = opencv_dice.foreign_dice(
+            image_bgr, lab, work, cmap.scale, elements, sizes, pip_params
+        )
         if not elements:
-            return Review(unexplained, problems)
+            return Review(merge_found(unexplained, foreign), problems)
         # a disc or a blot on the table is no die missed, as opencv.dice judges
         side = face_side(elements)
         loose = clear_of_faces(pip_spots(lab, side, [element_xyxy(e) for e in elements]), elements)
@@ -214,7 +223,7 @@ class YoloDiceProposer(YoloProposer):
         # pips no box holds: a die beside a face read, with no region of its own
         unexplained = merge_found(unexplained, loose_dice(image_bgr, loose, side, as_laid_out=True))
         unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
-        return Review(unexplained, problems)
+        return Review(merge_found(unexplained, foreign), problems)
 
 
 def same_colour_faces(

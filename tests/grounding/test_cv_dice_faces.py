@@ -517,6 +517,47 @@ def test_probe_109105_a_three_cut_by_its_shaded_band_is_refused() -> None:
     assert len(proposal.elements) == len(s.truth["dice"])
 
 
+def _gingham(cells: int = 16, cell_px: int = 32) -> np.ndarray:
+    """Green gingham: white, light green where one band crosses, mid green where two do."""
+    band = np.arange(cells * cell_px) // cell_px % 2
+    rows, cols = np.meshgrid(band, band, indexing="ij")
+    image = np.full((cells * cell_px, cells * cell_px, 3), (236, 242, 238), np.uint8)
+    image[(rows ^ cols).astype(bool)] = (150, 196, 152)
+    image[(rows & cols).astype(bool)] = (62, 142, 58)
+    return image
+
+
+def test_the_palette_map_lights_a_colour_the_table_lacks_and_not_the_table() -> None:
+    image = _gingham()
+    cv2.rectangle(image, (200, 230), (250, 280), (140, 128, 0), -1)  # a teal square
+    work = residue.work_copy(image)
+    scale = work.shape[1] / image.shape[1]
+    palette = residue.palette_map(work, scale)
+    lit = palette.mask > 0
+    inside = np.zeros_like(lit)
+    inside[round(230 * scale) : round(280 * scale), round(200 * scale) : round(250 * scale)] = True
+    assert lit[inside].mean() > 0.8  # the square
+    assert lit[~inside].mean() < 0.01  # not the gingham's three colours, nor their borders
+    assert palette.seen == "of a colour the table does not have"
+    # the contrast map's cut, raised by the pattern, lights under half of the square
+    plain = residue.contrast_map(image, 150.0, work=work)
+    assert plain.level > 2 * 28.0 and (plain.mask[inside] > 0).mean() < 0.5
+
+
+def test_blind_207477_a_die_of_a_colour_the_gingham_lacks_is_not_missed() -> None:
+    # a fresh blind report seed of stop 48 (looked at in stop 49): a teal three on green
+    # gingham, unlit on the contrast map (the gingham's squares raise its cut; the teal is
+    # no farther from their mean than they are), so 1 x 4 was read for 1 x 3 x 4 with
+    # nothing said. No gingham square is teal: the palette look lights it
+    s = blind.generate("dice_math", 207477)
+    proposal = opencv_dice.DiceProposer().run(s.image_bgr, _spec())
+    assert sorted(e.fields["pips"] for e in proposal.elements) == [1, 4]
+    (flag,) = proposal.unexplained
+    x1, y1, x2, y2 = flag.xyxy_px or [0.0] * 4
+    assert "of a colour the table does not have" in flag.reason
+    assert x1 < 280 < x2 and y1 < 210 < y2
+
+
 def test_probe_109346_a_die_whose_corner_a_tilted_face_box_cuts_off_is_not_missed() -> None:
     # a fresh probe report seed of stop 47 (looked at in stop 48): a white three touching a
     # tilted orange one is one region of the contrast map with it; cleared by the orange

@@ -280,13 +280,54 @@ def test_the_same_proposer_without_a_retry_is_simply_withheld_for_the_missing_on
     assert state.status == "withheld" and "1 more boxes needed" in state.reason
 
 
-def test_a_tightening_retry_after_clutter_is_withheld_as_far_fewer():
+def test_a_problem_ends_the_loop_a_clean_retry_cannot_answer_it():
+    # the retry would come back clean; a doubt is not answered by looking again
+    clutter = "clutter: 12 weak candidates"
     many = [[4 + 9 * i, 40, 11 + 9 * i, 47] for i in range(12)]
-    rounds = [{"boxes": many, "problems": ["clutter: 12 weak candidates"]}, {"boxes": GOOD}]
+    rounds = [{"boxes": many, "problems": [clutter]}, {"boxes": GOOD}]
     state = _ground(params={"rounds": rounds}, budget=3)
+    assert state.status == "withheld" and state.elements == []
+    assert len(state.rounds) == 1
+    assert state.reason.startswith("round 1: the proposer doubts its own evidence")
+    assert f"problem: {clutter}" in state.reason
+
+
+@register_verifier("test.open.second_thoughts")
+class SecondThoughts:
+    """Accepts up to 12 boxes and asks for one more; given more, keeps only the first two."""
+
+    name = "test.open.second_thoughts"
+
+    async def verify(self, request: VerifyRequest) -> Verification:
+        boxes = request.elements
+        if len(boxes) <= 12:
+            accepted = [e.model_copy(update={"verdict": "accepted"}) for e in boxes]
+            return Verification(accepted, missing=["one more"], raw="")
+        kept = [e.model_copy(update={"verdict": "accepted" if e.id <= 2 else "rejected"})
+                for e in boxes]  # fmt: skip
+        return Verification(kept, raw="")
+
+
+def test_a_retry_that_accepts_far_fewer_is_withheld_as_drift():
+    many = [[4 + 9 * i, 40, 11 + 9 * i, 47] for i in range(12)]
+    rounds = [{"boxes": many}, {"boxes": [*many, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, verifier="test.open.second_thoughts", budget=3)
     assert state.status == "withheld"
     assert "round 2 accepts 2 elements where round 1 accepted 12" in state.reason
     assert "found fewer" in state.reason
+
+
+def test_a_real_blob_doubted_then_shifted_by_looser_filters_is_withheld():
+    # probe 109520 (a fresh report seed of stop 48, looked at in stop 49): round 1 doubts
+    # the blob on a yellow note (it holds two regions); the retry, its filters loosened,
+    # shifts the blob until the doubt no longer fires, and "verified" four coins for three
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", 109520)
+    assert len(s.truth["coins"]) == 3
+    state = _ground(image=s.image_bgr, proposer="opencv.blobs", budget=3)
+    assert state.status == "withheld" and len(state.rounds) == 1
+    assert "holds 2 separate object-like regions" in state.reason
 
 
 @pytest.mark.parametrize("budget", [2, 3])
