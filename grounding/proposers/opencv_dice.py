@@ -359,7 +359,7 @@ class DiceProposer(CVProposer):
             unexplained = merge_found(unexplained, doubts)
         unexplained = merge_found(unexplained, mass)
         unexplained = merge_found(
-            unexplained, foreign_dice(image_bgr, lab, work, cmap.scale, elements, sizes, params)
+            unexplained, foreign_dice(image_bgr, lab, work, cmap, elements, sizes, params)
         )
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
@@ -377,7 +377,7 @@ def foreign_dice(
     image_bgr: np.ndarray,
     lab: np.ndarray,
     work: np.ndarray,
-    scale: float,
+    cmap: ContrastMap,
     elements: list[Element],
     sizes: Sizes,
     params: dict[str, Any],
@@ -389,8 +389,13 @@ def foreign_dice(
     207477: a teal three on green gingham). On the :func:`._residue.palette_map` it shows;
     read at full size from that outline, it is flagged if its pips read as a face's: a
     note or a card of such a colour has none, a ring's pip is the table inside it, too
-    large. ``work`` is the image's work copy (``scale`` of it); ``params`` the pip reader's.
+    large. Looked for only where the table's pattern raised the contrast map's (``cmap``)
+    cut over what an object needs on a plain table: elsewhere the map sees such a die.
+    ``work`` is the image's work copy; ``params`` the pip reader's.
     """
+    if cmap.floor is None or cmap.level <= cmap.floor:
+        return []
+    scale = cmap.scale
     palette = palette_map(work, scale)
     regions, _ = unexplained_regions(
         palette, elements, sizes, "die face", max_aspect=RESIDUE_MAX_ASPECT

@@ -204,9 +204,7 @@ class YoloDiceProposer(YoloProposer):
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
         # a die of a colour the table lacks, unlit on the map on a pattern (read as a face)
         pip_params = {**opencv_dice.DiceProposer.defaults, **params}
-        foreign = opencv_dice.foreign_dice(
-            image_bgr, lab, work, cmap.scale, elements, sizes, pip_params
-        )
+        foreign = opencv_dice.foreign_dice(image_bgr, lab, work, cmap, elements, sizes, pip_params)
         if not elements:
             return Review(merge_found(unexplained, foreign), problems)
         # a disc or a blot on the table is no die missed, as opencv.dice judges
