@@ -537,14 +537,14 @@ images), so two dice's order is sure from about 0.1 apart; a quarter leaves room
 read short of its die (a shaded band)."""
 
 
-def _readings(views: Views, order_by: str, field: str) -> tuple[Views, Views]:
+def _readings(views: Views, order_by: str, field: str) -> tuple[Views, ...]:
     """The reading order with elements side by side put by ``field`` rising, and falling.
 
-    Both are the same order when no two elements are side by side; a verdict that differs
-    between them rests on an order the picture does not give.
+    Just the one order when no two elements are side by side; a verdict that differs
+    between the two rests on an order the picture does not give.
     """
     if order_by == "id" or len(views) < 2:
-        return views, views
+        return (views,)
     centre, extent = ("cx", "w") if order_by == "x" else ("cy", "h")
     near = SIDE_BY_SIDE_SHARE * statistics.median(v.value(extent) for v in views)
     runs: list[list[ElementView]] = [[views[0]]]
@@ -553,6 +553,8 @@ def _readings(views: Views, order_by: str, field: str) -> tuple[Views, Views]:
             runs[-1].append(b)
         else:
             runs.append([b])
+    if len(runs) == len(views):
+        return (views,)
     rising = [v for run in runs for v in sorted(run, key=lambda v: _numeric(v, field))]
     falling = [v for run in runs for v in sorted(run, key=lambda v: -_numeric(v, field))]
     return rising, falling

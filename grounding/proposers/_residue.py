@@ -244,14 +244,15 @@ def palette_map(work: np.ndarray, scale: float) -> ContrastMap:
     colours that cover ``PALETTE_TABLE_SHARE`` of the image or more, and a pixel counts by
     its distance from the nearest of them.
     """
-    pixels = work.reshape(-1, 3).astype(np.float32)
+    pixels = work.reshape(-1, 3)
     if len(pixels) > PALETTE_SAMPLES:
         pixels = pixels[np.random.default_rng(0).choice(len(pixels), PALETTE_SAMPLES, False)]
+    pixels = pixels.astype(np.float32)  # k-means reads floats: converted once sampled
     k = min(PALETTE_COLOURS, len(pixels))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
     cv2.setRNGSeed(0)  # same image, same palette
     _, labels, centres = cv2.kmeans(
-        np.ascontiguousarray(pixels), k, None, criteria, 1,
+        pixels, k, None, criteria, 1,
         cv2.KMEANS_PP_CENTERS,  # type: ignore[call-overload, unused-ignore]
     )  # fmt: skip
     shares = np.bincount(labels.ravel(), minlength=k) / len(pixels)

@@ -124,7 +124,7 @@ class YoloDiceProposer(YoloProposer):
         """
         if lab is None:
             lab = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB)
-        pip_params = {**opencv_dice.DiceProposer.defaults, **params}
+        pip_params = _pip_params(params)
         found: list[Element] = []
         for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
             raw = element.xyxy_px or []
@@ -203,8 +203,9 @@ class YoloDiceProposer(YoloProposer):
         # a die touching a box found is one region with it (as opencv.dice looks too)
         unexplained = merge_found(unexplained, cleared_residue(cmap, elements, sizes, "die face"))
         # a die of a colour the table lacks, unlit on the map on a pattern (read as a face)
-        pip_params = {**opencv_dice.DiceProposer.defaults, **params}
-        foreign = opencv_dice.foreign_dice(image_bgr, lab, work, cmap, elements, sizes, pip_params)
+        foreign = opencv_dice.foreign_dice(
+            image_bgr, lab, work, cmap, elements, sizes, _pip_params(params)
+        )
         if not elements:
             return Review(merge_found(unexplained, foreign), problems)
         # a disc or a blot on the table is no die missed, as opencv.dice judges
@@ -222,6 +223,11 @@ class YoloDiceProposer(YoloProposer):
         unexplained = merge_found(unexplained, loose_dice(image_bgr, loose, side, as_laid_out=True))
         unexplained = merge_found(unexplained, lone_pip_faces(image_bgr, loose, side))
         return Review(merge_found(unexplained, foreign), problems)
+
+
+def _pip_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The pip reader's parameters: ``opencv.dice``'s defaults under this proposer's."""
+    return {**opencv_dice.DiceProposer.defaults, **params}
 
 
 def same_colour_faces(
