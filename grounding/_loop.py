@@ -15,10 +15,13 @@ A retry never buys confidence: a later round whose accepted count drifts far
 from round 1's, beyond what round 1 itself reported as open, is withheld; a
 region an earlier round flagged stays open until an element covers it (a retry's
 looser parameters may shift the proposer's own look so that it stops seeing it);
-and a round with a problem ends the loop, withheld: a problem is the proposer's
-doubt about its own evidence, and looking again with other parameters only moves
-the evidence until the doubt no longer fires (probe 109520: a blob on a yellow
-note, doubted, then shifted by looser filters and "verified").
+so does the place of an element a code verifier rejected (its rejection says the
+evidence is unusable, not that nothing is there: probe 109663, a small coin's blob
+under the least radius, dropped by the retry); and a round with a problem ends the
+loop, withheld: a problem is the proposer's doubt about its own evidence, and
+looking again with other parameters only moves the evidence until the doubt no
+longer fires (probe 109520: a blob on a yellow note, doubted, then shifted by
+looser filters and "verified").
 With ``agree_with`` (consensus), the other proposers run once, in round 1, and
 their elements are drawn beside the main ones and handed to the verifier.
 """
@@ -36,7 +39,13 @@ import cv2
 import numpy as np
 
 from groundeval.grounding._draw import draw_marks
-from groundeval.grounding._geometry import covered_share, holds_centre, same_object, where_label
+from groundeval.grounding._geometry import (
+    covered_share,
+    element_xyxy,
+    holds_centre,
+    same_object,
+    where_label,
+)
 from groundeval.grounding._protocol import (
     Feedback,
     Proposal,
@@ -99,7 +108,8 @@ class _Run:
     last_offer: tuple[Any, ...] | None = None
     """What the previous round's proposal offered (to stop when a retry repeats it)."""
     flagged: list[Element] = field(default_factory=list)
-    """Unexplained regions the last round left open (a retry must cover them)."""
+    """Regions the last round left open: unexplained, or where an element was rejected
+    without a look (a retry must cover them)."""
 
     def finish(self, status: str, reason: str) -> StateFile:
         spec = self.spec
@@ -254,6 +264,8 @@ async def run_grounding(
             else ""
         )
         run.accepted = [] if left.problems else accepted
+        if not verdicts.looked:
+            run.flagged = [*run.flagged, *_places(rejected, image.size_wh)]
         if drift:
             record.problems.append(drift)
             return run.finish("withheld", drift)
@@ -346,6 +358,28 @@ def _still_open(
         reason = u.reason if u.reason.endswith(f"({STILL_OPEN})") else f"{u.reason} ({STILL_OPEN})"
         kept.append(u.model_copy(update={"reason": reason}))
     return kept
+
+
+def _places(rejected: list[Element], size_wh: tuple[int, int]) -> list[Element]:
+    """The places of rejected boxes and polygons, in the image, as regions left open.
+
+    A verifier that judged the evidence by code (``Verification.looked`` false) did not
+    look for an object there. Points, lines and rays bound no place; coordinates that are
+    not finite, or wholly outside the image, name none.
+    """
+    width, height = size_wh
+    places = []
+    for e in rejected:
+        if e.kind not in ("box", "polygon"):
+            continue
+        x1, y1, x2, y2 = element_xyxy(e)
+        if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
+            continue
+        x1, y1, x2, y2 = max(x1, 0.0), max(y1, 0.0), min(x2, width), min(y2, height)
+        if x2 > x1 and y2 > y1:
+            reason = f"element #{e.id} was rejected here: {e.reason}"
+            places.append(Element(id=1, kind="box", xyxy_px=[x1, y1, x2, y2], reason=reason))
+    return places
 
 
 def _open_of(proposal: Proposal, others: dict[str, Proposal]) -> _Open:

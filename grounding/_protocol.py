@@ -105,6 +105,10 @@ class Verification:
     elements: list[Element]
     missing: list[str] = field(default_factory=list)
     raw: str = ""
+    looked: bool = False
+    """Whether the verifier looked at the image at each mark (a judge): its rejection then
+    says no object is there. A rejection by code says the evidence is unusable, so the loop
+    keeps the place open until an element covers it."""
 
 
 @runtime_checkable

@@ -119,27 +119,24 @@ def unlike_discs(
     with ``holes``, a disc whose core is the table's colour (:func:`core_table_gap`: a ring's
     inside; proposers that cut objects from the table by contrast need not ask).
     """
-    h, w = image_bgr.shape[:2]
     problems: list[str] = []
     for i, e in enumerate(elements, start=1):
-        x1, y1, x2, y2 = bounds(e)
-        side = max(x2 - x1, y2 - y1)
-        m = max(2, round(side / 6))
-        left, top, right, bottom = _window((x1, y1, x2, y2), m, (h, w))
-        view = image_bgr[top:bottom, left:right]
-        if min(view.shape[:2]) < 8:
+        xyxy = bounds(e)
+        side = max(xyxy[2] - xyxy[0], xyxy[3] - xyxy[1])
+        read = _box_ink(image_bgr, xyxy, max(2, round(side / 6)))
+        if read is None:
             continue
-        step = max(1, math.ceil(side / SHAPE_SIDE_PX))
-        crop = cv2.cvtColor(shrink(view, step), cv2.COLOR_BGR2LAB)
-        ink = _table_ink(crop, max(2, round(m / step)))
-        inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
+        crop, ink, inside = read
+        doubt = _rectangle(ink, inside)
+        if doubt is None and (wider := _box_ink(image_bgr, xyxy, round(side * RECT_WIDER))):
+            doubt = _rectangle(wider[1], wider[2], RECT_REACH)
         radii_sq = _box_radii(ink.shape, inside)
         core = radii_sq < 0.25  # the inner half of the box's inscribed disc
-        doubt = _shape_doubt(ink, inside, radii_sq, core)
+        doubt = doubt or _hollow(ink, radii_sq, core)
         if not doubt and metal_hues_deg is not None:
             doubt = _colour_doubt(crop, ink, radii_sq, metal_hues_deg)
         if not doubt and holes:
-            gap = core_table_gap(image_bgr, crop, core, (x1, y1, x2, y2))
+            gap = core_table_gap(image_bgr, crop, core, xyxy)
             if gap < TABLE_CORE:
                 doubt = f"a hole (its core {gap:.1f} from the table beyond it: a ring's inside?)"
         if doubt:
@@ -589,33 +586,72 @@ def core_table_gap(
     return float(np.linalg.norm(pixel_median(pixels) - pixel_median(far.reshape(-1, 3))))
 
 
-def _shape_doubt(
-    ink: np.ndarray,
-    xyxy: tuple[float, float, float, float],
-    radii_sq: np.ndarray,
-    core: np.ndarray,
-) -> str:
-    """Why the object in a box's mask is no disc ("" when it may be one).
+def _box_ink(
+    image_bgr: np.ndarray, xyxy: tuple[float, float, float, float], m: int
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]] | None:
+    """A box and a margin ``m`` px wide, shrunk to ``SHAPE_SIDE_PX``: Lab crop, ink, the box in it.
+
+    Ink is what differs from the table (:func:`_table_ink`, read on the margin); ``None``
+    when the window is too small to read.
+    """
+    x1, y1, x2, y2 = xyxy
+    h, w = image_bgr.shape[:2]
+    left, top, right, bottom = _window(xyxy, m, (h, w))
+    view = image_bgr[top:bottom, left:right]
+    if min(view.shape[:2]) < 8:
+        return None
+    step = max(1, math.ceil(max(x2 - x1, y2 - y1) / SHAPE_SIDE_PX))
+    crop = cv2.cvtColor(shrink(view, step), cv2.COLOR_BGR2LAB)
+    inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
+    return crop, _table_ink(crop, max(2, round(m / step))), inside
+
+
+RECT_SEEN = 0.4
+"""An outline covering this share of the box or more is the boxed object: a square turned
+45 degrees fills half its upright box (probe 109739: a yellow note, 0.499 once its corners
+blur), a coin 0.79; a mark inside a coin's box is less."""
+RECT_WIDER = 0.5
+"""An object reaching the margin's outer edge is read again in a margin this many box sides
+wide (blind 207767: a tilted note's shadowed corner a pixel from the sixth's edge)."""
+RECT_REACH = 1.5
+"""... where an outline over this many times the box's area is something larger than the
+boxed object (two touching coins' hull: 1.8 times one's box; a coin on a card)."""
+
+
+def _rectangle(
+    ink: np.ndarray, xyxy: tuple[float, float, float, float], reach: float = math.inf
+) -> str | None:
+    """Why the object in a box's mask is a rectangle, "" when it is none, ``None`` when unseen.
 
     Its outline is read with specks a ninth of the box wide opened away, so a note's edge
     frayed by the cloth's weave, or a polka dot touching it, still reads square (blind tuning
     seed 203075: a rectangle fill of 0.89 at a twelfth, 0.93 at a ninth; blind 205528: dots
-    joined the note to the mask's frame). Only an outline clear of the frame is judged a
-    rectangle: one running on past the margin (a coin under a card) is part of something
-    larger. Whether it is hollow is read wherever it runs (blind 205464: a ring's shadow
-    reached the frame), from ``radii_sq`` (:func:`_box_radii`) and ``core`` (where it is
-    under a quarter: the inner half of the inscribed disc).
+    joined the note to the mask's frame). Only an outline clear of the frame is judged
+    (``None`` otherwise: it runs on past the margin, part of something larger or needing a
+    wider one), and only one of ``RECT_SEEN`` to ``reach`` times the box's area.
     """
     x1, y1, x2, y2 = xyxy
     largest = _largest_opened(ink, min(x2 - x1, y2 - y1))
-    if largest is not None:
-        bx, by, bw, bh = cv2.boundingRect(largest)
-        if bx > 0 and by > 0 and bx + bw < ink.shape[1] and by + bh < ink.shape[0]:
-            hull = cv2.convexHull(largest)
-            area = float(cv2.contourArea(hull))
-            (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-            if area >= 0.5 * (x2 - x1) * (y2 - y1) and area > RECT_FILL * rw * rh:
-                return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
+    if largest is None:
+        return ""
+    bx, by, bw, bh = cv2.boundingRect(largest)
+    if not (bx > 0 and by > 0 and bx + bw < ink.shape[1] and by + bh < ink.shape[0]):
+        return None
+    hull = cv2.convexHull(largest)
+    area = float(cv2.contourArea(hull))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    if RECT_SEEN <= area / ((x2 - x1) * (y2 - y1)) <= reach and area > RECT_FILL * rw * rh:
+        return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
+    return ""
+
+
+def _hollow(ink: np.ndarray, radii_sq: np.ndarray, core: np.ndarray) -> str:
+    """Why the object in a box's mask is hollow, a ring ("" when it may be a coin).
+
+    Read wherever it runs (blind 205464: a ring's shadow reached the frame), from
+    ``radii_sq`` (:func:`_box_radii`) and ``core`` (where it is under a quarter: the inner
+    half of the inscribed disc).
+    """
     inner = ink[core]
     if not inner.size or (lit := np.count_nonzero(inner) / inner.size) >= HOLLOW_CORE:
         return ""  # a filled core (a coin): its rim need not be read

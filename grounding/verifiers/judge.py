@@ -61,4 +61,4 @@ class JudgeVerifier:
             missing.append(f"at least {spec.min_count} marks expected, {accepted} accepted")
         if spec.max_count is not None and accepted > spec.max_count:
             missing.append(f"at most {spec.max_count} marks expected, {accepted} accepted")
-        return Verification(elements=elements, missing=missing, raw=reply.text)
+        return Verification(elements=elements, missing=missing, raw=reply.text, looked=True)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tests.grounding.test_loop_open_points import GOOD, HIDDEN, _ground
+from tests.grounding.test_loop_open_points import GOOD, HIDDEN, TINY, TINY_FIXED, _ground
 
 SHIFTED = [14, 10, 34, 30]  # GOOD[0] moved 4 px: IoU 0.67, under the same-object 0.7
-TINY = [70, 10, 71, 11]  # rejected by the offline verifier, so round 2 is a retry
 MERGED = [40, 10, 80, 50]  # round 1 keeps a region holding an object and more
 PIECE = [42, 12, 52, 22]  # the retry cuts a piece out of it: IoU 0.06, centre inside
 
@@ -19,7 +18,7 @@ def test_a_shifted_copy_of_a_kept_box_in_a_retry_is_withheld():
 
 
 def test_a_retry_that_redraws_kept_boxes_exactly_still_grounds():
-    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [*GOOD, HIDDEN]}]
+    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [*GOOD, TINY_FIXED]}]
     state = _ground(params={"rounds": rounds}, budget=3)
     assert state.status == "grounded"
     assert len([e for e in state.elements if e.verdict == "accepted"]) == 3

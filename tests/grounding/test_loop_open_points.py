@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
+from groundeval.benchmarks.synthetic import probe
 from groundeval.grounding._draw import UNEXPLAINED_COLOR
 from groundeval.grounding._loop import GroundingTarget, run_grounding
 from groundeval.grounding._protocol import (
@@ -321,8 +322,6 @@ def test_a_real_blob_doubted_then_shifted_by_looser_filters_is_withheld():
     # probe 109520 (a fresh report seed of stop 48, looked at in stop 49): round 1 doubts
     # the blob on a yellow note (it holds two regions); the retry, its filters loosened,
     # shifts the blob until the doubt no longer fires, and "verified" four coins for three
-    from groundeval.benchmarks.synthetic import probe
-
     s = probe.generate("coins", 109520)
     assert len(s.truth["coins"]) == 3
     state = _ground(image=s.image_bgr, proposer="opencv.blobs", budget=3)
@@ -330,11 +329,38 @@ def test_a_real_blob_doubted_then_shifted_by_looser_filters_is_withheld():
     assert "holds 2 separate object-like regions" in state.reason
 
 
+TINY = [70, 10, 71, 11]  # under the offline verifier's least size: rejected
+TINY_FIXED = [64, 4, 78, 18]  # the retry's usable box at the same place
+
+
 @pytest.mark.parametrize("budget", [2, 3])
 def test_an_honest_fix_of_one_rejected_box_is_not_drift(budget: int):
-    rounds = [{"boxes": [*GOOD, [70, 10, 71, 11]]}, {"boxes": [*GOOD, HIDDEN]}]
+    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [*GOOD, TINY_FIXED]}]
     state = _ground(params={"rounds": rounds}, budget=budget)
     assert state.status == "grounded" and state.reason == "verified in round 2"
+
+
+def test_a_retry_that_drops_a_box_the_offline_verifier_rejected_leaves_its_place_open():
+    # the offline verifier judged the box by code, not by looking: "too small" says the
+    # evidence is unusable, not that nothing is there, so dropping it explains nothing
+    rounds = [{"boxes": [*GOOD, TINY]}, {"boxes": [*GOOD, HIDDEN]}]
+    state = _ground(params={"rounds": rounds}, budget=2)
+    assert state.status == "withheld"
+    assert "element #3 was rejected here: smaller than" in state.reason
+    (place,) = state.rounds[1].unexplained
+    assert place.xyxy_px == TINY
+
+
+def test_a_real_small_coin_rejected_then_dropped_by_the_retry_is_withheld():
+    # probe 109663: a small gold coin touching a large copper one, proposed as a blob under
+    # the verifier's least radius; the looser retry no longer proposed it, and "verified" 2
+    # (a fresh report seed of stop 49, looked at in stop 50)
+    s = probe.generate("coins", 109663)
+    radius = {"radius_px": {"type": "number", "minimum": 5}}  # as the coin programs ask
+    state = _ground(image=s.image_bgr, proposer="opencv.blobs", budget=2, fields=radius)
+    assert state.status == "withheld" and len(s.truth["coins"]) == 3
+    assert "was rejected here: field 'radius_px': 4.88 is less than the minimum" in state.reason
+    assert len(state.rounds[-1].elements) == 2  # what the retry "verified" before
 
 
 @register_verifier("test.open.bad_verdicts")

@@ -113,6 +113,8 @@ def test_judge_proposer_and_verifier_loop_converts_and_uses_feedback() -> None:
     pips = [e.fields.get("pips") for e in state.elements]
     assert 3 in pips and 5 in pips and 9 not in pips  # 9 breaks the schema: dropped, not kept
     assert state.rounds[0].elements[1].verdict == "rejected"
+    # the judge looked at the mark it rejected ("empty area"): its place is not kept open
+    assert not state.rounds[1].unexplained
     assert state.rounds[0].missing == ["the third die on the right"]
     round2 = [p for t, p in script.prompts if t == "propose"][1]
     assert "Rejected last round" in round2 and "empty area" in round2
