@@ -640,7 +640,8 @@ def _rectangle(
     hull = cv2.convexHull(largest)
     area = float(cv2.contourArea(hull))
     (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-    if RECT_SEEN <= area / ((x2 - x1) * (y2 - y1)) <= reach and area > RECT_FILL * rw * rh:
+    seen = area / max((x2 - x1) * (y2 - y1), 1e-6)  # a degenerate box holds no object
+    if RECT_SEEN <= seen <= reach and area > RECT_FILL * rw * rh:
         return f"a rectangle (it fills {area / (rw * rh):.0%} of its turned box)"
     return ""
 
