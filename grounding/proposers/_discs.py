@@ -129,7 +129,8 @@ def unlike_discs(
         crop, ink, inside = read
         doubt = _rectangle(ink, inside)
         if doubt is None and (wider := _box_ink(image_bgr, xyxy, round(side * RECT_WIDER))):
-            doubt = _rectangle(wider[1], wider[2], RECT_REACH)
+            _, wider_ink, wider_inside = wider
+            doubt = _rectangle(wider_ink, wider_inside, RECT_REACH)
         radii_sq = _box_radii(ink.shape, inside)
         core = radii_sq < 0.25  # the inner half of the box's inscribed disc
         doubt = doubt or _hollow(ink, radii_sq, core)
