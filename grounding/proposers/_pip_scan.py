@@ -80,10 +80,40 @@ def face_side(elements: list[Element]) -> float:
     )
 
 
-def clear_of_faces(spots: list[Spot], elements: list[Element]) -> list[Spot]:
-    """The spots farther than ``SPOT_FACE_MARGIN`` sides from every face's box."""
+def clear_of_faces(spots: list[Spot], elements: list[Element], lab: np.ndarray) -> list[Spot]:
+    """The spots no face holds (:func:`_holds`; ``lab``: the image in Lab).
+
+    A face holds a spot within ``SPOT_FACE_MARGIN`` sides of its box, in the disc the box
+    inscribes or on the face's colour (its ring ``SPOT_ALIKE`` from the box's central half).
+    A face turned in its box leaves the box's corners to the table, or to a die beside it:
+    probe 109922, a red die's three pips in the corners of a box ``yolo.dice`` put round an
+    orange face turned 45 degrees, went with that face, and the red die with them. A face's
+    own pips lie within the disc, or on its colour where a short box cuts them.
+    """
     margin = SPOT_FACE_MARGIN * face_side(elements)
-    return [q for q in spots if not any(_near(q, bounds(e), margin) for e in elements)]
+    faces = [(xyxy, _centre_colour(lab, xyxy)) for xyxy in map(bounds, elements)]
+    return [q for q in spots if not any(_holds(q, xyxy, c, margin) for xyxy, c in faces)]
+
+
+def _holds(
+    q: Spot, xyxy: tuple[float, float, float, float], colour: np.ndarray, margin: float
+) -> bool:
+    """Whether the face in a box (``colour``: its centre's) holds a spot (see above)."""
+    if not _near(q, xyxy, margin):
+        return False
+    x1, y1, x2, y2 = xyxy
+    off = np.hypot(q.x - (x1 + x2) / 2, q.y - (y1 + y2) / 2)
+    return bool(off <= min(x2 - x1, y2 - y1) / 2 or np.linalg.norm(q.ring - colour) < SPOT_ALIKE)
+
+
+def _centre_colour(lab: np.ndarray, xyxy: tuple[float, float, float, float]) -> np.ndarray:
+    """The median Lab colour of a box's central half (a face's, past its pips and corners)."""
+    x1, y1, x2, y2 = xyxy
+    qw, qh = (x2 - x1) / 4, (y2 - y1) / 4
+    h, w = lab.shape[:2]
+    cx1, cy1 = min(max(round(x1 + qw), 0), w - 1), min(max(round(y1 + qh), 0), h - 1)
+    cx2, cy2 = max(min(round(x2 - qw), w), cx1 + 1), max(min(round(y2 - qh), h), cy1 + 1)
+    return np.asarray(np.median(lab[cy1:cy2, cx1:cx2].reshape(-1, 3), axis=0), np.float32)
 
 
 def holds_spot(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
@@ -104,12 +134,13 @@ def pip_on(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
 
 
 def pip_evidence(
-    image_bgr: np.ndarray, spots: list[Spot], elements: list[Element]
+    image_bgr: np.ndarray, spots: list[Spot], elements: list[Element], loose: list[Spot]
 ) -> tuple[list[Element], list[str]]:
     """Pips the faces do not explain: a die missed whole, or a face read short.
 
     ``spots`` is an independent look for pip-like spots (:func:`pip_spots`) at the size
-    the faces read imply (:func:`face_side`). Two or more alike spots clear of every face
+    the faces read imply (:func:`face_side`), ``loose`` those no face holds
+    (:func:`clear_of_faces`). Two or more alike spots clear of every face
     are a die no face covers (``unexplained``, even when the contrast map saw no die there:
     a green die on green gravel). A face near which more alike spots lie, laid out
     point-symmetric as on a die and no more than six, than pips were read was cut short (a
@@ -117,7 +148,6 @@ def pip_evidence(
     """
     boxes = [bounds(e) for e in elements]
     side = face_side(elements)
-    loose = clear_of_faces(spots, elements)
     unexplained = loose_dice(image_bgr, loose, side)
     # a spot already in a flagged pair needs no cut of its own (its face would overlap it)
     lone = [q for q in loose if not any(holds_spot(bounds(u), [q]) for u in unexplained)]

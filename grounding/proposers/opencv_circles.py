@@ -12,9 +12,10 @@ of any size the detector counts), and so are round ones left once necks about a 
 wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
 compact, clearly lit ones of a circle's size (a coin one region with a table line), and
 circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
-colour of the table, seen only by its rim; for blobs also when none was found), though
-(circles only) a region of the contrast looks whose object is a flat-coloured rectangle is
-a card, not a coin (:func:`._discs.without_cards`); more than 60 circles, two circles
+colour of the table, seen only by its rim; for blobs also when none was found, and for
+both not one on a stick's bend or a card's corner: :func:`._discs.without_sticks_or_cards`),
+though (circles only) a region of the contrast looks whose object is a flat-coloured
+rectangle is a card, not a coin (:func:`._discs.without_cards`); more than 60 circles, two circles
 holding each other's centre, or circles with under 35 % of their rim on an image edge
 (Hough votes from texture; counted on the rim clear of other circles, so a circle closed
 in the gap between coins out of their rims is one), and a circle or blob whose object is a
@@ -55,6 +56,7 @@ from groundeval.grounding.proposers._discs import (
     spread_sizes,
     unlike_discs,
     without_cards,
+    without_sticks_or_cards,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
@@ -182,6 +184,7 @@ def circle_review(
             "coins, not discs?)"
         )
     loose = loose_circles(half, elements, params, edges, scale)
+    loose = without_sticks_or_cards(image_bgr, loose, elements)
     review.unexplained = merge_found(review.unexplained, loose)
     review.problems += unlike_discs(image_bgr, elements, "circle", metal_span(params))
     review.problems += spread_sizes(elements, "circle")
@@ -365,6 +368,7 @@ class BlobsProposer(CVProposer):
         param1 = float(HOUGH_VOTE["param1"])
         half, edges, scale = half_edges(image_bgr, param1, grey)
         loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
+        loose = without_sticks_or_cards(image_bgr, loose, elements)
         review.unexplained = merge_found(review.unexplained, loose)
         if elements:  # the wide look too: a coin one region with a coin's shadow
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)

@@ -341,7 +341,7 @@ class DiceProposer(CVProposer):
         spots = (
             pip_spots(lab, face_side(elements), [bounds(e) for e in elements]) if elements else []
         )
-        loose = clear_of_faces(spots, elements) if elements else []
+        loose = clear_of_faces(spots, elements, lab) if elements else []
         if elements:
             # square on the work copy and not small: a die for sure; the rest is looked at
             # again in full resolution, so a disc or ellipse on the table does not spoil the
@@ -364,7 +364,7 @@ class DiceProposer(CVProposer):
         if len(elements) > 40:
             problems.append(f"{len(elements)} die faces: too many to be dice, likely a pattern")
         if elements:
-            missed, short = pip_evidence(image_bgr, spots, elements)
+            missed, short = pip_evidence(image_bgr, spots, elements, loose)
             unexplained = merge_found(unexplained, missed)
             unexplained = merge_found(
                 unexplained, spots_with_a_body(cmap, elements, loose, unexplained)

@@ -210,7 +210,8 @@ class YoloDiceProposer(YoloProposer):
             return Review(merge_found(unexplained, foreign), problems)
         # a disc or a blot on the table is no die missed, as opencv.dice judges
         side = face_side(elements)
-        loose = clear_of_faces(pip_spots(lab, side, [element_xyxy(e) for e in elements]), elements)
+        spots = pip_spots(lab, side, [element_xyxy(e) for e in elements])
+        loose = clear_of_faces(spots, elements, lab)
         strict_sizes = replace(sizes, min_area_px=opencv_dice.STRICT_LOW_SHARE * min(areas))
         strict, _ = unexplained_regions(
             cmap, elements, strict_sizes, "die face",

@@ -164,12 +164,15 @@ def test_a_face_read_short_is_a_problem() -> None:
     _flat_die(img, 320, 240, [(-1, -1), (0, 0), (1, 1)])
     seen = _finish(img)
     short = opencv_dice.box((285.0, 205.0, 336.0, 275.0), pips=2)
-    spots = _pip_scan.pip_spots(_lab(seen), _pip_scan.face_side([short]))
-    _, problems = _pip_scan.pip_evidence(seen, spots, [short])
+    lab = _lab(seen)
+    spots = _pip_scan.pip_spots(lab, _pip_scan.face_side([short]))
+    loose = _pip_scan.clear_of_faces(spots, [short], lab)
+    _, problems = _pip_scan.pip_evidence(seen, spots, [short], loose)
     assert problems and "3 pip-like spots" in problems[0]
     whole = opencv_dice.box((285.0, 205.0, 355.0, 275.0), pips=3)
-    spots = _pip_scan.pip_spots(_lab(seen), _pip_scan.face_side([whole]))
-    assert _pip_scan.pip_evidence(seen, spots, [whole]) == ([], [])
+    spots = _pip_scan.pip_spots(lab, _pip_scan.face_side([whole]))
+    loose = _pip_scan.clear_of_faces(spots, [whole], lab)
+    assert _pip_scan.pip_evidence(seen, spots, [whole], loose) == ([], [])
 
 
 def test_the_pips_of_a_pale_face_are_found_apart_from_its_face() -> None:
@@ -286,7 +289,7 @@ def test_a_lone_pip_with_a_die_s_sides_and_shadow_around_it_is_a_die_missed() ->
     elements = proposer.detect(scene.image_bgr, _spec(), params)
     lab = cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2LAB)
     side = _pip_scan.face_side(elements)
-    loose = _pip_scan.clear_of_faces(_pip_scan.pip_spots(lab, side), elements)
+    loose = _pip_scan.clear_of_faces(_pip_scan.pip_spots(lab, side), elements, lab)
     most = (float(params["max_side_share"]) * min(lab.shape[:2])) ** 2  # as the review sizes
     least = 0.6 * float(params["min_side_px"]) ** 2
     sizes = residue.sizes_from(elements, least, most, opencv_dice.RESIDUE_LOW_SHARE)
