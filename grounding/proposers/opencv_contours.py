@@ -42,11 +42,7 @@ merged with its shadow); a fifth flags
 round regions of the detector's own mask that no element covers; a sixth, as for circles,
 opens necks about a radius wide (``WIDE_DIVISOR``); a seventh asks Hough for circles the
 size of the elements with a rim on an edge nearly all round (:data:`._discs.COIN_SIZED`: a
-silver coin on a pale sweep, which no contrast look sees). A region whose object is a card
-or a note (:func:`._discs.without_cards`) is none of these while ``max_rect_fill`` is under
-``_discs.CARD_FILL``: the proposer would refuse it too (on in-style tuning seeds cards were
-most of what withheld right counts: 12 of 3,250 tuning coin images turned right, none wrong).
-Refused elements, more
+silver coin on a pale sweep, which no contrast look sees). Refused elements, more
 than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
 object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`), or whose box
 holds no edge in grey or colour (bokeh: :func:`._discs.edgeless_boxes`) are ``problems``,
@@ -75,14 +71,12 @@ from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._discs import (
-    CARD_FILL,
     COIN_SIZED,
     HOUGH_VOTE,
     edgeless_boxes,
     half_edges,
     loose_circles,
     unlike_discs,
-    without_cards,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
@@ -248,8 +242,6 @@ class ContoursProposer(CVProposer):
             half, edges, scale = half_edges(image_bgr, param1)
             rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
             review.unexplained = merge_found(review.unexplained, rims)
-            if float(params["max_rect_fill"]) <= CARD_FILL:  # it counts no card itself
-                review.unexplained = without_cards(image_bgr, review.unexplained, elements)
             review.problems += unlike_discs(image_bgr, elements, "element", holes=False)
             review.problems += edgeless_boxes(image_bgr, elements, "element", edges, scale, param1)
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
