@@ -203,7 +203,8 @@ def without_cards(
     rim or colour looks (a region of a found coin's colour is a stronger sign: blind 206543,
     a note the colour of bokeh the network took for coins) nor for contours (a flat square
     may be what a generic proposer counts). Not for blobs: on tuning seeds a note was all
-    that withheld blind 200139, whose other miss (a pencil tip's blob) no look flags.
+    that withheld blind 200139, whose other miss (a pencil tip's blob) no look flags. (The
+    loose look's circles of both go through it: :func:`without_sticks_or_cards`.)
     """
     return [u for u in unexplained if not is_card(image_bgr, bounds(u), found)]
 
@@ -220,11 +221,9 @@ def without_sticks_or_cards(
     (:func:`is_card`). On 3,250 tuning coin images this took circles from 583 to 610 right
     and blobs from 652 to 672, and no decision from withheld to wrong.
     """
-    return [
-        c
-        for c in circles
-        if not is_stick(image_bgr, bounds(c)) and not is_card(image_bgr, bounds(c), found)
-    ]
+    return without_cards(
+        image_bgr, [c for c in circles if not is_stick(image_bgr, bounds(c))], found
+    )
 
 
 CARD_MARGINS = (1 / 6, 0.5, 1.0, 2.0, 4.0)

@@ -20,7 +20,7 @@ from scipy.spatial.distance import cdist
 from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding.proposers._cutout import full_size_region, look_box
 from groundeval.grounding.proposers._cv import box
-from groundeval.grounding.proposers._residue import halved, merge_found
+from groundeval.grounding.proposers._residue import halved, merge_found, pixel_median
 from groundeval.state import Element
 
 SYMMETRY_TOLERANCE = 0.12
@@ -113,7 +113,7 @@ def _centre_colour(lab: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     h, w = lab.shape[:2]
     cx1, cy1 = min(max(round(x1 + qw), 0), w - 1), min(max(round(y1 + qh), 0), h - 1)
     cx2, cy2 = max(min(round(x2 - qw), w), cx1 + 1), max(min(round(y2 - qh), h), cy1 + 1)
-    return np.asarray(np.median(lab[cy1:cy2, cx1:cx2].reshape(-1, 3), axis=0), np.float32)
+    return np.asarray(pixel_median(lab[cy1:cy2, cx1:cx2].reshape(-1, 3)), np.float32)
 
 
 def holds_spot(xyxy: tuple[float, float, float, float], spots: list[Spot]) -> bool:
