@@ -199,12 +199,13 @@ def without_cards(
 ) -> list[Element]:
     """The unexplained regions that are no card or note (:func:`is_card`).
 
-    For the contrast looks' regions of ``yolo.coins`` and ``opencv.circles``, not for the
-    rim or colour looks (a region of a found coin's colour is a stronger sign: blind 206543,
-    a note the colour of bokeh the network took for coins) nor for contours (a flat square
-    may be what a generic proposer counts). Not for blobs: on tuning seeds a note was all
-    that withheld blind 200139, whose other miss (a pencil tip's blob) no look flags. (The
-    loose look's circles of both go through it: :func:`without_sticks_or_cards`.)
+    For the contrast looks' regions of ``yolo.coins``, ``opencv.circles`` and ``opencv.blobs``,
+    not for the rim or colour looks (a region of a found coin's colour is a stronger sign:
+    blind 206543, a note the colour of bokeh the network took for coins) nor for contours (a
+    flat square may be what a generic proposer counts). (The loose look's circles of circles
+    and blobs go through it too: :func:`without_sticks_or_cards`.) For blobs since stop 52:
+    a note had been all that withheld blind 200139, whose pencil tip the blobs' size spread
+    now doubts (``BLOB_SIZE_SPREAD``).
     """
     return [u for u in unexplained if not is_card(image_bgr, bounds(u), found)]
 
@@ -469,14 +470,19 @@ coin do not (probe 106032: two Hough circles of 14 px in a clip beside a coin of
 size is too rough (probe coins 3.3x apart read over 4x)."""
 
 
-def spread_sizes(elements: list[Element], what: str) -> list[str]:
-    """A doubt when the discs (``what``) range in radius over ``SIZE_SPREAD`` times."""
+BLOB_SIZE_SPREAD = 5.0
+"""``SIZE_SPREAD`` for blobs, whose sizes are rougher: blind 200139, a pencil's tip found as a
+blob of radius 3.9 px beside a coin of 24 (6.3x)."""
+
+
+def spread_sizes(elements: list[Element], what: str, most: float = SIZE_SPREAD) -> list[str]:
+    """A doubt when the discs (``what``) range in radius over ``most`` times."""
     radii = circle_array(elements)[:, 2]
-    if len(radii) < 2 or radii.max() <= SIZE_SPREAD * radii.min():
+    if len(radii) < 2 or radii.max() <= most * radii.min():
         return []
     return [
         f"{what} radii range from {radii.min():.0f} to {radii.max():.0f} px (more than "
-        f"{SIZE_SPREAD:g}x): a loop or a part of something else taken for a coin?"
+        f"{most:g}x): a loop or a part of something else taken for a coin?"
     ]
 
 
@@ -541,9 +547,11 @@ def metal_span(params: dict[str, Any]) -> tuple[float, float] | None:
     return (float(hues[0]), float(hues[1])) if hues else None
 
 
-METAL_GREY_CHROMA = 12.0
+METAL_GREY_CHROMA = 10.0
 """Lab chroma under which an object is grey (silver, nickel, steel: any hue). Coins drawn
-in four styles stayed under 8 wherever their hue left the metals' span; clips were 15 up."""
+in four styles stayed under 8 wherever their hue left the metals' span; clips were 15 up,
+but a blue clip blurred by the blind style's painterly look read 11.4 (blind 208083, taken
+by the coin network for a third coin)."""
 
 
 def _frame(crop: np.ndarray, m: int) -> np.ndarray:
@@ -938,8 +946,10 @@ HALO_RADII = (1.4, 1.8)
 """The table around a circle is read on circles this many times as wide; the least edged one
 counts. Hough often fits a coin's inner ring (its relief) rather than its rim: the first
 circle then runs on the coin's own rim and shadow, the second clear of them."""
-LOOSE = RimLook()
-"""Circles' and blobs' look: a looser vote, for a coin the colour of the table."""
+LOOSE = RimLook(max_overlap=0.3)
+"""Circles' and blobs' look: a looser vote, for a coin the colour of the table, or one touching
+found coins (in-style hard 10009: a copper coin between two found blobs, its circle 0.5 px into
+one of them, rim 0.99, missed with nothing said)."""
 COIN_SIZED = RimLook(
     votes=1.0,
     min_rim=0.7,

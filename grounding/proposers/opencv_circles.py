@@ -11,17 +11,19 @@ Self-check: uncovered round regions of a comparable size are ``unexplained`` (fo
 of any size the detector counts), and so are round ones left once necks about a radius
 wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
 compact, clearly lit ones of a circle's size (a coin one region with a table line), and
-circles a looser Hough vote finds on an edge that nothing found overlaps (a coin the
-colour of the table, seen only by its rim; for blobs also when none was found, and for
-both not one on a stick's bend or a card's corner: :func:`._discs.without_sticks_or_cards`),
-though (circles only) a region of the contrast looks whose object is a flat-coloured
-rectangle is a card, not a coin (:func:`._discs.without_cards`); more than 60 circles, two circles
+circles a looser Hough vote finds on an edge that nothing found overlaps, or touches with
+its rim on an edge all round (a coin the colour of the table, seen only by its rim, or one
+touching found ones; for blobs also when none was found, and for both not one on a stick's
+bend or a card's corner: :func:`._discs.without_sticks_or_cards`), though a region of the
+contrast looks whose object is a flat-coloured rectangle is a card, not a coin
+(:func:`._discs.without_cards`); more than 60 circles, two circles
 holding each other's centre, or circles with under 35 % of their rim on an image edge
 (Hough votes from texture; counted on the rim clear of other circles, so a circle closed
 in the gap between coins out of their rims is one), and a circle or blob whose object is a
 rectangle, hollow or of a hue no coin metal has (``metal_hues_deg``; ``None`` for discs of
 any colour: :mod:`._discs`), and (blobs) a blob with no edge in its box, a blur of light,
-are ``problems``. For counting coins prefer ``opencv.contours``.
+or blobs ranging in radius over ``BLOB_SIZE_SPREAD`` times (circles: ``SIZE_SPREAD``), are
+``problems``. For counting coins prefer ``opencv.contours``.
 
 Feedback: on a retry after missing elements, Hough's accumulator threshold
 (``param2``) drops by ``retry_factor`` and the blob detector's minimum
@@ -39,6 +41,7 @@ import numpy as np
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers._cv import CVProposer, Review
 from groundeval.grounding.proposers._discs import (
+    BLOB_SIZE_SPREAD,
     HOUGH_VOTE,
     METAL_HUES_DEG,
     MIN_RIM_SUPPORT,
@@ -357,12 +360,18 @@ class BlobsProposer(CVProposer):
         what it found: specks of the table found as dark blobs must not hide coins of the
         other polarity. Hough's loose vote (:func:`loose_circles`, at the circles' defaults)
         looks for a coin the colour of the table by its rim, and a blob with no edge in its
-        box is a blur of light (:func:`._discs.edgeless_boxes`). ``grey``: the image in
-        grey, if made.
+        box is a blur of light (:func:`._discs.edgeless_boxes`). A card beside the blobs is no
+        coin (:func:`._discs.without_cards`, as for circles). ``grey``: the image in grey, if
+        made.
         """
         widest = float(params["max_area_px"])
         sizes, cmap = residue_map(image_bgr, elements, params, coarse=True, widest_area_px=widest)
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap), PAIR_ROUNDNESS)
+        if elements:  # the wide look too: a coin one region with a coin's shadow
+            wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
+            found = merge_found(review.unexplained, wide)
+            # a card or a note beside the coins is a region no blob covers, and no coin either
+            review.unexplained = without_cards(image_bgr, found, elements)
         # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
         # (with no blob found too: "no coins" is a claim, probe 108020)
         param1 = float(HOUGH_VOTE["param1"])
@@ -370,10 +379,9 @@ class BlobsProposer(CVProposer):
         loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
         loose = without_sticks_or_cards(image_bgr, loose, elements)
         review.unexplained = merge_found(review.unexplained, loose)
-        if elements:  # the wide look too: a coin one region with a coin's shadow
-            wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
-            review.unexplained = merge_found(review.unexplained, wide)
+        if elements:
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))
+            review.problems += spread_sizes(elements, "blob", BLOB_SIZE_SPREAD)
             # a blur of light is a blob with no edge (bokeh on a dark sweep), as for contours
             review.problems += edgeless_boxes(image_bgr, elements, "blob", edges, scale, param1)
         return with_peer_checks(review, cmap, elements, "blob")

@@ -658,3 +658,16 @@ def test_blind_206269_no_coin_found_is_no_claim_of_no_coins():
     assert any(
         u.xyxy_px and iou(tuple(u.xyxy_px), (x1, y1, x2, y2)) > 0.5 for u in proposal.unexplained
     ), proposal.unexplained
+
+
+def test_blind_208083_a_blue_clip_blurred_pale_is_still_no_metal() -> None:
+    # a fresh blind report seed of stop 51 (looked at in stop 52): a blue paper clip blurred
+    # by the painterly look, its median chroma 11.4, boxed as a third coin (0.56) beside two
+    # copper ones; grey was chroma under 12 then, so the hue was not judged
+    from groundeval.benchmarks.synthetic import blind
+
+    s = blind.generate("coins", 208083)
+    proposal = yolo_coins.YoloCoinsProposer().run(s.image_bgr, spec())
+    assert len(proposal.elements) == 3 and s.truth["count"] == 2
+    (doubt,) = [p for p in proposal.problems if "no coin metal" in p]
+    assert doubt.startswith("coin #2 is of a hue no coin metal has (-128 degrees, chroma 11)")
