@@ -369,9 +369,9 @@ class BlobsProposer(CVProposer):
         review = round_residue(image_bgr, elements, params, "blob", (sizes, cmap), PAIR_ROUNDNESS)
         if elements:  # the wide look too: a coin one region with a coin's shadow
             wide = opened_residue(cmap, elements, sizes, "blob", WIDE_DIVISOR)
-            found = merge_found(review.unexplained, wide)
+            review.unexplained = merge_found(review.unexplained, wide)
             # a card or a note beside the coins is a region no blob covers, and no coin either
-            review.unexplained = without_cards(image_bgr, found, elements)
+            review.unexplained = without_cards(image_bgr, review.unexplained, elements)
         # a coin the colour of the table shows only by its rim: Hough's loose vote sees it
         # (with no blob found too: "no coins" is a claim, probe 108020)
         param1 = float(HOUGH_VOTE["param1"])
