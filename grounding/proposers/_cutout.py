@@ -11,6 +11,10 @@ import numpy as np
 
 from groundeval.grounding.proposers._residue import colour_distance
 
+ELLIPSE_FIT = 0.04
+"""Most median relative distance of an outline from its fitted ellipse for it to be one (a
+square's is 0.06-0.12, a disc's or an oval's 0.02-0.03)."""
+
 
 def look_box(
     shape: tuple[int, ...], xyxy: tuple[float, float, float, float], pad_share: float = 0.25
@@ -70,3 +74,27 @@ def full_size_region(
         if holding:
             contour = holding[0]
     return np.asarray(contour + np.array([a, b], np.int32))
+
+
+def smooth_ellipse(contour: np.ndarray, shape: tuple[int, ...], least_aspect: float = 1.0) -> bool:
+    """Whether an outline, off the edge of an image of ``shape``, is a smooth ellipse.
+
+    The outline's points off the edge are fitted with an ellipse; each point's distance from
+    the centre relative to the ellipse's radius in its direction must stay within
+    ``ELLIPSE_FIT`` of 1 (median), the ellipse ``least_aspect`` long or longer. No face of
+    a die, in any view, is one; a confetti disc, an oval or a coin is.
+    """
+    h, w = shape[:2]
+    points = contour.reshape(-1, 2)
+    x, y = points[:, 0], points[:, 1]
+    points = points[(x > 0) & (y > 0) & (x < w - 1) & (y < h - 1)]
+    if len(points) < 12:
+        return False
+    (cx, cy), axes, angle = cv2.fitEllipse(points.reshape(-1, 1, 2).astype(np.float32))
+    a, b = max(axes[0] / 2, 1e-6), max(axes[1] / 2, 1e-6)
+    if max(a, b) < least_aspect * min(a, b):
+        return False
+    t = np.deg2rad(angle)
+    dx, dy = points[:, 0] - cx, points[:, 1] - cy
+    u, v = dx * np.cos(t) + dy * np.sin(t), dy * np.cos(t) - dx * np.sin(t)
+    return float(np.median(np.abs(np.hypot(u / a, v / b) - 1))) <= ELLIPSE_FIT

@@ -340,7 +340,7 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     thin = cv2.subtract(ink, thick)
     if cv2.countNonZero(thick[inner]) or not cv2.countNonZero(thin[inner]):
         return False  # an object as wide as a coin, or nothing: not a stick's
-    _, parts = cv2.connectedComponents(thin)
+    parts = _stick_parts(thin, side, inner)
     reach = round(side / 4)  # a stick runs on out of the box, a coin's numeral stays in it
     beyond = parts.copy()
     beyond[max(inner[0].start - reach, 0) : inner[0].stop + reach,
@@ -350,7 +350,7 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
             (top == 0, parts[0]), (bottom == h, parts[-1])]  # fmt: skip
     runs_on = np.concatenate([beyond.ravel(), *(side for at, side in edge if at)])
     held = np.unique(parts[inner])
-    if not np.isin(held[held > 0], runs_on).all():
+    if not np.isin(held[held > 0], [*np.unique(runs_on), LONG_PART]).all():
         return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
     cx, cy, r = box_circle(xyxy)
     cx, cy = cx - left, cy - top  # in the window
@@ -366,6 +366,42 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
     scale = edges.shape[1] / bgr.shape[1]
     circle = np.array([[cx, cy, r]])
     return bool(rim_shares(circle, cv2.subtract(edges, stick), scale)[0] < STICK_RIM)
+
+
+STICK_LONG = 0.6
+"""A thin part of ink as long as this share of a box's shorter side, ``STICK_THIN`` times as
+long as it is thick and reaching ``STICK_OUT`` of the side out of the box is a stick even
+where it ends near the box (in-style hard 10114, 10183: sticks 0.89-0.91 of the side, ending
+beside it; a coin's numeral stays inside the coin's box) ..."""
+STICK_THIN = 5.0
+STICK_OUT = 0.05
+STICK_SPECK_PX = 5
+"""... and a part under this many pixels is sensor noise, neither a stick's nor a coin's."""
+LONG_PART = -1
+"""The label :func:`_stick_parts` gives long thin parts."""
+
+
+def _stick_parts(thin: np.ndarray, side: float, inner: tuple[slice, slice]) -> np.ndarray:
+    """Labels of the parts of ``thin`` ink: 0 for specks, ``LONG_PART`` for long thin ones.
+
+    ``side``: the box's shorter side; ``inner``: the box in ``thin`` (``STICK_LONG``).
+    """
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(thin)
+    out = STICK_OUT * side
+    rows, cols = inner
+    for k in range(1, count):
+        x, y, w, h, area = stats[k]
+        if area < STICK_SPECK_PX:
+            parts[parts == k] = 0
+            continue
+        past = max(rows.start - y, y + h - rows.stop, cols.start - x, x + w - cols.stop)
+        if past < out:
+            continue
+        ys, xs = np.nonzero(parts == k)
+        (_, _), (rw, rh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+        if max(rw, rh) >= STICK_LONG * side and max(rw, rh) >= STICK_THIN * min(rw, rh):
+            parts[parts == k] = LONG_PART
+    return parts
 
 
 def _rect_fill(hull: np.ndarray, discs: shapely.Geometry, image_px: shapely.Polygon) -> float:

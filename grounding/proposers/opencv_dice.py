@@ -79,7 +79,7 @@ from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import frame_gap_px
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cutout import full_size_region
+from groundeval.grounding.proposers._cutout import full_size_region, smooth_ellipse
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._pip_scan import (
     SYMMETRY_TOLERANCE,
@@ -337,7 +337,12 @@ class DiceProposer(CVProposer):
             )  # fmt: skip
             rest = merge_found(rest, beside_cleared(notched, elements, cleared))
             unexplained = merge_found(unexplained, rest)
-            mass = uncovered_mass(cleared, elements)  # judged as it is, after the filter below
+            # judged as it is, after the filter below, unless a disc or an oval (confetti)
+            mass = [
+                m
+                for m in uncovered_mass(cleared, elements)
+                if not round_at_full_size(image_bgr, bounds(m))
+            ]
         spots = (
             pip_spots(lab, face_side(elements), [bounds(e) for e in elements]) if elements else []
         )
@@ -423,15 +428,17 @@ def dice_like(
 ) -> list[Element]:
     """The uncovered regions that may be a die missed, not a disc or a blot on the table.
 
-    Square on the work copy (the same box in ``strict``, a stricter look), holding a
-    pip-like spot clear of the faces (``loose``: a white die on paper shows its sides and
-    shadow, not a square), or square in full resolution (:func:`square_at_full_size`).
+    Square on the work copy (the same box in ``strict``, a stricter look) unless a disc or
+    an oval in full resolution (:func:`round_at_full_size`), holding a pip-like spot clear
+    of the faces (``loose``: a white die on paper shows its sides and shadow, not a square),
+    or square in full resolution (:func:`square_at_full_size`).
     """
     sure = {tuple(u.xyxy_px or ()) for u in strict}
     kept: list[Element] = []
     for u in regions:
         if tuple(u.xyxy_px or ()) in sure:
-            kept.append(u)
+            if not round_at_full_size(image_bgr, bounds(u)):
+                kept.append(u)
         elif pip_on(bounds(u), loose):
             kept.append(u.model_copy(update={"reason": f"{u.reason}, a pip-like spot on it"}))
         elif square_at_full_size(image_bgr, bounds(u)):
@@ -550,6 +557,25 @@ def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, 
     fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
     aspect = max(rw, rh) / max(min(rw, rh), 1.0)
     return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
+
+
+def round_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> bool:
+    """Whether the object in a residue box is a disc or an oval in full resolution: no die.
+
+    On the work copy a confetti disc or oval over ``STRICT_LOW_SHARE`` of a face blurs as
+    square as a die (in-style hard 10100-10199: 6 of the two dice proposers' withheld
+    images). In full resolution its region (:func:`full_size_region`) fills its turned
+    rectangle less than a square (``FULL_SIZE_SQUARE_FILL``; ovals there 0.76-0.82, dice
+    0.98 and up) and its outline is a smooth ellipse (:func:`smooth_ellipse`; ovals 0.02-0.03
+    off, dice 0.06-0.12).
+    """
+    contour = full_size_region(image_bgr, xyxy)
+    if contour is None:
+        return False
+    hull = cv2.convexHull(contour)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
+    return fill < FULL_SIZE_SQUARE_FILL and smooth_ellipse(contour, image_bgr.shape)
 
 
 def _at_frame(contour: np.ndarray, shape_hw: tuple[int, ...], gap_px: int = 0) -> bool:

@@ -171,6 +171,18 @@ def test_a_stick_in_a_box_is_a_stick_and_a_coin_is_not():
     assert not _discs.is_stick(img, (150, 200, 190, 240))  # bare felt: nothing, no stick
 
 
+def test_a_long_stick_ending_beside_the_box_is_a_stick_and_a_short_one_is_not():
+    # in-style hard 10114: a stick 0.9 of the box's side long reaching a little out of it,
+    # both its ends within a quarter side of the box
+    img = felt()
+    cv2.line(img, (88, 108), (150, 50), (15, 20, 15), 5, cv2.LINE_AA)
+    assert _discs.is_stick(img, (100.0, 40.0, 160.0, 100.0))
+    # under 0.6 of the side, a stroke reaching out as far is no stick: it stays near the box
+    cv2.line(img, (252, 72), (272, 52), (15, 20, 15), 5, cv2.LINE_AA)
+    assert not _discs.is_stick(img, (260.0, 40.0, 320.0, 100.0))
+    # (a stroke as long as the box that stays in it is a coin's numeral: probe 100021, below)
+
+
 def test_a_stick_leaving_the_image_is_a_stick_and_a_coin_cut_there_is_not():
     # in-style hard 9416, 9478: the network's hunch over a stick's end where it leaves the
     # picture, a box 11 px wide at the image's edge; judged as the coin it would be part of
@@ -231,6 +243,9 @@ def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
         ("opencv.blobs", 1020, "a region no blob covers"),
         ("opencv.blobs", 9038, "a region no blob covers"),
         ("opencv.blobs", 10025, "a region no blob covers"),
+        # stop 53: the network's hunch (0.24, 0.12) over sticks that end beside its box
+        ("yolo.coins", 10114, "a box the detector scored"),
+        ("yolo.coins", 10183, "a box the detector scored"),
     ],
 )
 def test_in_style_cards_and_sticks_no_longer_withhold(proposer: str, seed: int, was: str):

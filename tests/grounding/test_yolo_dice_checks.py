@@ -84,9 +84,12 @@ def test_with_a_die_found_boxes_under_the_cut_are_no_doubt() -> None:
     # the doubt band is for "no dice" only: a die read leaves the weaker boxes to the residue
     scene = tuningdice.generate(219)
     proposer = yolo_dice.YoloDiceProposer()
-    spec = GroundSpec(helper="boxes", proposer=proposer.name, params={"conf": 0.1})
-    proposal = proposer.run(scene.image_bgr, spec)
-    assert proposal.elements  # the 0.14 box passes this cut; the 0.09 one (a die) does not
+    # the 0.14 box passes this cut (kept unread: unread_conf 0); the 0.09 one (a die) does not
+    params = {"conf": 0.1, "unread_conf": 0.0}
+    proposal = proposer.run(
+        scene.image_bgr, GroundSpec(helper="boxes", proposer=proposer.name, params=params)
+    )
+    assert proposal.elements
     assert not [u for u in proposal.unexplained if "scored" in u.reason]
 
 
