@@ -76,6 +76,15 @@ def full_size_region(
     return np.asarray(contour + np.array([a, b], np.int32))
 
 
+def turned_fill(hull: np.ndarray) -> tuple[float, float]:
+    """A convex outline's area over its least turned rectangle's, and that rectangle's aspect.
+
+    A square face fills 1 (0.9 and up, blurred) at any turn, a disc or an ellipse 0.785.
+    """
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    return float(cv2.contourArea(hull)) / max(rw * rh, 1.0), max(rw, rh) / max(min(rw, rh), 1.0)
+
+
 def smooth_ellipse(contour: np.ndarray, shape: tuple[int, ...], least_aspect: float = 1.0) -> bool:
     """Whether an outline, off the edge of an image of ``shape``, is a smooth ellipse.
 

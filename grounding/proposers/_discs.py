@@ -350,7 +350,7 @@ def is_stick(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> 
             (top == 0, parts[0]), (bottom == h, parts[-1])]  # fmt: skip
     runs_on = np.concatenate([beyond.ravel(), *(side for at, side in edge if at)])
     held = np.unique(parts[inner])
-    if not np.isin(held[held > 0], [*np.unique(runs_on), LONG_PART]).all():
+    if not np.isin(held[held > 0], runs_on).all():
         return False  # thin ink that stays near the box (probe 100021: a gold coin's "1")
     cx, cy, r = box_circle(xyxy)
     cx, cy = cx - left, cy - top  # in the window
@@ -377,31 +377,28 @@ STICK_THIN = 5.0
 STICK_OUT = 0.05
 STICK_SPECK_PX = 5
 """... and a part under this many pixels is sensor noise, neither a stick's nor a coin's."""
-LONG_PART = -1
-"""The label :func:`_stick_parts` gives long thin parts."""
 
 
 def _stick_parts(thin: np.ndarray, side: float, inner: tuple[slice, slice]) -> np.ndarray:
-    """Labels of the parts of ``thin`` ink: 0 for specks, ``LONG_PART`` for long thin ones.
+    """Labels of the parts of ``thin`` ink that must run on out of the box to be a stick's.
 
-    ``side``: the box's shorter side; ``inner``: the box in ``thin`` (``STICK_LONG``).
+    Specks and long thin parts (``STICK_LONG``) are labelled 0 (background) instead: they
+    need not. ``side``: the box's shorter side; ``inner``: the box in ``thin``.
     """
     count, parts, stats, _ = cv2.connectedComponentsWithStats(thin)
-    out = STICK_OUT * side
+    label = np.arange(count)
     rows, cols = inner
     for k in range(1, count):
         x, y, w, h, area = stats[k]
-        if area < STICK_SPECK_PX:
-            parts[parts == k] = 0
-            continue
         past = max(rows.start - y, y + h - rows.stop, cols.start - x, x + w - cols.stop)
-        if past < out:
-            continue
-        ys, xs = np.nonzero(parts == k)
-        (_, _), (rw, rh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
-        if max(rw, rh) >= STICK_LONG * side and max(rw, rh) >= STICK_THIN * min(rw, rh):
-            parts[parts == k] = LONG_PART
-    return parts
+        if area < STICK_SPECK_PX:
+            label[k] = 0
+        elif past >= STICK_OUT * side:
+            ys, xs = np.nonzero(parts[y : y + h, x : x + w] == k)
+            (_, _), (rw, rh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+            if max(rw, rh) >= STICK_LONG * side and max(rw, rh) >= STICK_THIN * min(rw, rh):
+                label[k] = 0
+    return np.asarray(label[parts])
 
 
 def _rect_fill(hull: np.ndarray, discs: shapely.Geometry, image_px: shapely.Polygon) -> float:

@@ -79,7 +79,7 @@ from groundeval.grounding._geometry import element_xyxy as bounds
 from groundeval.grounding._geometry import frame_gap_px
 from groundeval.grounding._geometry import xyxy_iou as iou
 from groundeval.grounding._protocol import Feedback, register_proposer
-from groundeval.grounding.proposers._cutout import full_size_region, smooth_ellipse
+from groundeval.grounding.proposers._cutout import full_size_region, smooth_ellipse, turned_fill
 from groundeval.grounding.proposers._cv import CVProposer, Review, box
 from groundeval.grounding.proposers._pip_scan import (
     SYMMETRY_TOLERANCE,
@@ -552,10 +552,8 @@ def square_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, 
     contour = full_size_region(image_bgr, xyxy)
     if contour is None:
         return True
-    (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
-    hull = cv2.convexHull(contour)  # pips and shading leave holes: the hull is the face
-    fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
-    aspect = max(rw, rh) / max(min(rw, rh), 1.0)
+    # pips and shading leave holes: the hull is the face
+    fill, aspect = turned_fill(cv2.convexHull(contour))
     return fill >= FULL_SIZE_SQUARE_FILL and aspect <= 1.3
 
 
@@ -572,9 +570,7 @@ def round_at_full_size(image_bgr: np.ndarray, xyxy: tuple[float, float, float, f
     contour = full_size_region(image_bgr, xyxy)
     if contour is None:
         return False
-    hull = cv2.convexHull(contour)
-    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-    fill = float(cv2.contourArea(hull)) / max(rw * rh, 1.0)
+    fill, _ = turned_fill(cv2.convexHull(contour))
     return fill < FULL_SIZE_SQUARE_FILL and smooth_ellipse(contour, image_bgr.shape)
 
 

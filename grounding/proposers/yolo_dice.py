@@ -44,7 +44,7 @@ from groundeval.grounding._geometry import element_xyxy
 from groundeval.grounding._geometry import xyxy_iou as _iou
 from groundeval.grounding._protocol import Feedback, register_proposer
 from groundeval.grounding.proposers import opencv_dice
-from groundeval.grounding.proposers._cutout import smooth_ellipse
+from groundeval.grounding.proposers._cutout import smooth_ellipse, turned_fill
 from groundeval.grounding.proposers._cv import Review, box
 from groundeval.grounding.proposers._pip_scan import (
     clear_of_faces,
@@ -125,7 +125,8 @@ class YoloDiceProposer(YoloProposer):
         """The detector's boxes snapped to their faces, with pips; halos and repeats dropped.
 
         Two boxes on the same face keep the more confident one; a box with no
-        readable face keeps its detector bounds and gets ``pips: None``, unless it is
+        readable face keeps its detector bounds and gets ``pips: None`` (dropped when it
+        lies on a long ellipse or scored under ``unread_conf``), unless it is
         a *halo* of a read face: it holds that face whole and is centred on it (within
         ``halo_centre_share`` of the face's side), as a second, looser box on one die
         is. Two touching dice in one box are not centred on either, so they stay. ``lab``:
@@ -136,6 +137,7 @@ class YoloDiceProposer(YoloProposer):
         pip_params = _pip_params(params)
         found: list[Element] = []
         for element in sorted(detected, key=lambda e: -float(e.fields["confidence"])):
+            score = float(element.fields["confidence"])
             raw = element.xyxy_px or []
             face, problem, box_is_face = _face(lab, raw, params)
             fields: dict[str, Any] = {**element.fields, "pips": None}
@@ -146,13 +148,11 @@ class YoloDiceProposer(YoloProposer):
                 side = float(np.sqrt(rw * rh))
                 fields["pips"], problem = opencv_dice.count_pips(lab, face, side, pip_params)
                 fields["detector_xyxy_px"] = raw
-                unsure = float(element.fields["confidence"]) < float(params["table_face_conf"])
+                unsure = score < float(params["table_face_conf"])
                 if fields["pips"] is not None and box_is_face and unsure:
                     fields["pips"], problem = None, UNSURE_TABLE_FACE
-            if problem == AN_ELLIPSE:
-                continue
-            if face is None and float(element.fields["confidence"]) < float(params["unread_conf"]):
-                continue  # no face, the network unsure: the self-check judges the region
+            if face is None and (problem == AN_ELLIPSE or score < float(params["unread_conf"])):
+                continue  # no die there, or the network unsure: the self-check judges it
             if problem:
                 fields["problem"] = problem
             if any(_iou(_xyxy(xyxy), _xyxy(f.xyxy_px)) > 0.4 for f in found if f.xyxy_px):
@@ -345,10 +345,8 @@ def _face(
     if face is None or share < float(params["min_face_cover"]):
         return None, f"no die face of one colour under the box ({share:.0%} covered)", False
     hull = cv2.convexHull(face)
-    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
-    fill = cv2.contourArea(hull) / max(rw * rh, 1.0)
-    long = max(rw, rh) > float(params["max_face_aspect"]) * max(min(rw, rh), 1.0)
-    if long or fill < float(params["min_face_fill"]):
+    fill, aspect = turned_fill(hull)
+    if aspect > float(params["max_face_aspect"]) or fill < float(params["min_face_fill"]):
         if fill <= ELLIPSE_FILL and smooth_ellipse(face, mask.shape, ELLIPSE_ASPECT):
             return None, AN_ELLIPSE, False
         return None, "the region under the box is not one square face", False
