@@ -303,11 +303,12 @@ STICK_GRAIN = 0.5
 pen (3-9 px on in-style tables) crossing a box the coin network half believes in; a coin
 in its box is as wide as the box and stays."""
 STICK_BAND = (0.6, 1.2)
-STICK_SPREAD = 0.7
+STICK_SPREAD = 0.9
 """Thin ink around a box's circle (``STICK_BAND``, in radii) in this share of 36 directions
 or more goes all round it: a coin's ring of metal, its face the table's colour (probe
-108088, 108583, blind 206546: coins). Sticks through a box, one or two crossing, reached
-0.33-0.61 of them on in-style tuning seeds (two crossing at a small box's centre 0.81)."""
+108088, 108583, blind 206546: 1.0 for each of 8 such coins). Sticks through a box, one or
+two crossing, reached 0.33-0.61 of them on in-style tuning seeds; two or three crossing
+near a box, 0.75-0.81 (in-style hard 1032, 10061, 10069, 10225)."""
 STICK_RIM = 0.3
 """Edge in colour on under this share of a box's circle, the stick's own edges left out,
 leaves no coin's rim (``yolo_coins.HUNCH_RIM``, the same cut on the same edges)."""

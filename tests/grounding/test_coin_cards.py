@@ -171,6 +171,17 @@ def test_a_stick_in_a_box_is_a_stick_and_a_coin_is_not():
     assert not _discs.is_stick(img, (150, 200, 190, 240))  # bare felt: nothing, no stick
 
 
+def test_sticks_crossing_all_round_a_box_are_sticks_and_a_ring_all_round_is_a_coin():
+    # in-style hard 10061, 10225: sticks near a box reach most directions round it (0.75-0.81
+    # of 36; two passing either side of this box, 0.78); a coin's ring reaches all of them
+    img = felt()
+    cv2.line(img, (58, 102), (189, 150), (15, 20, 15), 5, cv2.LINE_AA)
+    cv2.line(img, (70, 69), (201, 117), (15, 20, 15), 5, cv2.LINE_AA)
+    assert _discs.is_stick(img, (105.0, 85.0, 155.0, 135.0))
+    cv2.circle(img, (320, 110), 26, (50, 175, 215), 4, cv2.LINE_AA)  # probe 108088's ring
+    assert not _discs.is_stick(img, (292.0, 82.0, 348.0, 138.0))
+
+
 def test_a_long_stick_ending_beside_the_box_is_a_stick_and_a_short_one_is_not():
     # in-style hard 10114: a stick 0.9 of the box's side long reaching a little out of it,
     # both its ends within a quarter side of the box
@@ -246,6 +257,10 @@ def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
         # stop 53: the network's hunch (0.24, 0.12) over sticks that end beside its box
         ("yolo.coins", 10114, "a box the detector scored"),
         ("yolo.coins", 10183, "a box the detector scored"),
+        # stop 54: ... (0.15, 0.18, 0.35) over two or three sticks crossing near its box
+        ("yolo.coins", 1032, "a box the detector scored"),
+        ("yolo.coins", 10069, "a box the detector scored"),
+        ("yolo.coins", 10225, "a box the detector scored"),
     ],
 )
 def test_in_style_cards_and_sticks_no_longer_withhold(proposer: str, seed: int, was: str):
