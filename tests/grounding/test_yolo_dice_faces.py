@@ -221,10 +221,16 @@ def test_an_unsure_box_with_no_face_to_read_is_left_to_the_self_check(
     # in-style, hard: the network scored a red disc cut by the image's edge (dice 10139, 0.57),
     # a blue oval (10177, 0.47) and two ovals in one box (dice_math 10183, 0.30) as dice; with
     # no face to read, each was kept with pips None and withheld every question
+    _reads_every_die_and_nothing_else("yolo.dice", scene, seed)
+
+
+def _reads_every_die_and_nothing_else(proposer: str, scene: str, seed: int) -> None:
+    """The proposer reads every die of an in-style hard scene right, with nothing left open."""
     from groundeval.benchmarks.synthetic import generate
+    from groundeval.grounding._protocol import get_proposer
 
     scene_ = generate(scene, "hard", seed)
-    proposal = yolo_dice.YoloDiceProposer().run(scene_.image_bgr, GroundSpec(helper="boxes"))
+    proposal = get_proposer(proposer).run(scene_.image_bgr, GroundSpec(helper="boxes"))
     truth = sorted(d["pips"] for d in scene_.truth["dice"])
     assert sorted(e.fields["pips"] for e in proposal.elements) == truth
     assert proposal.unexplained == [] and proposal.problems == []
@@ -241,8 +247,7 @@ def test_an_unread_box_is_dropped_only_under_unread_conf() -> None:
     assert proposer.read_faces(img, [box(half, class_name="die", confidence=0.6)], params) == []
     # the self-check sees what lies under a dropped box: an unread square there still withholds
     cv2.rectangle(img, (100, 100), (150, 150), (235, 235, 235), -1)
-    spec = GroundSpec(helper="boxes", proposer=proposer.name)
-    review = proposer.self_check(img, [], proposer.resolve(spec))
+    review = proposer.self_check(img, [], params)
     assert any(u.xyxy_px and u.xyxy_px[0] <= 100 <= u.xyxy_px[2] for u in review.unexplained)
 
 
@@ -253,14 +258,7 @@ def test_a_confetti_oval_the_work_copy_blurs_square_is_no_die_missed(
     # in-style dice, hard: a green oval (10192) and a green disc (10174) of a face's size, square
     # on the residue's work copy; at full size each fills 0.78-0.82 of its turned rectangle and
     # its outline is a smooth ellipse: they had withheld every question
-    from groundeval.benchmarks.synthetic import generate
-    from groundeval.grounding._protocol import get_proposer
-
-    scene_ = generate("dice", "hard", seed)
-    proposal = get_proposer(proposer).run(scene_.image_bgr, GroundSpec(helper="boxes"))
-    truth = sorted(d["pips"] for d in scene_.truth["dice"])
-    assert sorted(e.fields["pips"] for e in proposal.elements) == truth
-    assert proposal.unexplained == [] and proposal.problems == []
+    _reads_every_die_and_nothing_else(proposer, "dice", seed)
 
 
 def test_round_at_full_size_tells_an_oval_or_a_disc_from_a_face() -> None:
