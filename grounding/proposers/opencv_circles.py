@@ -4,17 +4,19 @@ Both return boxes around each circle with ``radius_px`` (and the centre in
 ``center_px``). Hough suits coins and pips with visible rims; the blob detector
 suits filled dots, bright and dark alike unless ``blob_color`` picks one. Hough's echoes
 of one coin (its relief ring, circles a ``minDist`` apart inside it) are dropped, judged
-on the contrast map the self-check reads too: a weaker circle overlapping a stronger one
-is an echo unless part of its rim borders the table (see :func:`drop_echoes`).
+on the contrast map and edges the self-check reads too: a weaker circle overlapping a
+stronger one is an echo unless part of its rim borders the table and, when the two are
+about as large, runs on an edge there (see :func:`drop_echoes`).
 
 Self-check: uncovered round regions of a comparable size are ``unexplained`` (for blobs,
 of any size the detector counts), and so are round ones left once necks about a radius
 wide are opened away (a coin joined to a coin found, or to its shadow) and (circles only)
 compact, clearly lit ones of a circle's size (a coin one region with a table line), and
-circles a looser Hough vote finds on an edge that nothing found overlaps, or touches with
-its rim on an edge all round (a coin the colour of the table, seen only by its rim, or one
-touching found ones; for blobs also when none was found, and for both not one on a stick's
-bend or a card's corner: :func:`._discs.without_sticks_or_cards`), though a region of the
+circles a looser Hough vote finds on an edge that nothing found overlaps, or reaches into
+with its rim on an edge all round, or touches (under ``TOUCH_PX``) with most of it on one
+(a coin the colour of the table, seen only by its rim, or one touching found ones; for
+blobs also when none was found, and for both not one on a stick's bend or a card's corner:
+:func:`._discs.without_sticks_or_cards`), though a region of the
 contrast looks whose object is a flat-coloured rectangle is a card, not a coin
 (:func:`._discs.without_cards`); more than 60 circles, two circles
 holding each other's centre, or circles with under 35 % of their rim on an image edge
@@ -84,11 +86,18 @@ ECHO_OWN_ARC = 0.25
 """Least share of its rim a circle must have outside a stronger one it overlaps to be a coin."""
 ECHO_HALO = 1.25
 """Just outside a circle's rim: this many radii from its centre (a coin's border with the table)."""
+ECHO_TWIN = 1.25
+"""A weaker circle whose radius is within this factor of a kept one's may be its twin, shifted
+off the coin's centre (in-style clean 10004: 44.6 px over 39.8, its own arc on the table). A
+far larger circle round coins is no twin: dropped, it would take with it the doubts it raises
+(blind 206017, 206430: circles of 156 and 221 px, whose sizes and hollowness withheld)."""
 ECHO_INSIDE = 0.7
 """Share of a weaker circle's halo on an object (the contrast map) that makes it an echo."""
 
 
-def drop_echoes(circles: np.ndarray, cmap: ContrastMap) -> np.ndarray:
+def drop_echoes(
+    circles: np.ndarray, cmap: ContrastMap, edged: tuple[np.ndarray, float] | None = None
+) -> np.ndarray:
     """Rows ``(cx, cy, r)`` (strongest first) without Hough's echoes of a stronger circle.
 
     Hough answers one coin with several circles whose centres lie just over ``minDist``
@@ -96,8 +105,11 @@ def drop_echoes(circles: np.ndarray, cmap: ContrastMap) -> np.ndarray:
     (either's box holds the other's centre) is an echo when under ``ECHO_OWN_ARC`` of its rim
     lies outside the kept circle, or when that arc borders an object, not the table (its
     halo, ``ECHO_HALO`` radii out, is mostly lit in the contrast map): both lie inside one
-    coin. Otherwise it has a border of its own, is kept, and the nested check withholds
-    the question (two coins stacked, or one split).
+    coin. So is a twin of the kept circle (radii within ``ECHO_TWIN``) whose own arc runs on
+    no edge (under ``MIN_RIM_SUPPORT`` of it, on ``edged``: the edge map and its scale):
+    Hough's circle shifted off a coin's centre over the table. Otherwise it has a border of
+    its own, is kept, and the nested check withholds the question (two coins stacked, or
+    one split).
     """
     kept: list[int] = []
     for i, (cx, cy, r) in enumerate(circles):
@@ -112,6 +124,9 @@ def drop_echoes(circles: np.ndarray, cmap: ContrastMap) -> np.ndarray:
             halo = np.array([cx, cy]) + ECHO_HALO * r * RIM_UNIT[outside]
             if _lit_share(halo, cmap) >= ECHO_INSIDE:
                 break
+            if edged is not None and max(r, kr) <= ECHO_TWIN * min(r, kr):
+                if rim_points_on(rim[outside], *edged).mean() < MIN_RIM_SUPPORT:
+                    break
         else:
             kept.append(i)
     return circles[kept]
@@ -157,13 +172,15 @@ def circle_review(
     param1: float,
     grey: np.ndarray | None = None,
     looked: tuple[Sizes, ContrastMap] | None = None,
+    edged: tuple[np.ndarray, np.ndarray, float] | None = None,
 ) -> Review:
     """Residue, clutter and rim support of a set of circles (edges on a half-size copy).
 
     Hough misses coins a table line (mortar, grass) or another coin runs into, and so does
     the round residue (the coin is one region with the line): the solid look (as contours
     has it) and a wide-opened look flag them. ``grey`` (the image in grey) and ``looked``
-    (the residue map) are detection's, when it has them. The contrast map is ``coarse`` (a
+    (the residue map) and ``edged`` (:func:`._discs.half_edges`) are detection's, when it has
+    them. The contrast map is ``coarse`` (a
     wide window's median on a smaller copy), so the check stays cheap next to Hough.
     """
     sizes, cmap = looked or residue_map(image_bgr, elements, params, coarse=True)
@@ -177,7 +194,7 @@ def circle_review(
     # a card or a note beside the coins is a region no circle covers, and no coin either
     review.unexplained = without_cards(image_bgr, review.unexplained, elements)
     with_peer_checks(review, cmap, elements, "circle")
-    half, edges, scale = half_edges(image_bgr, param1, grey)
+    half, edges, scale = edged or half_edges(image_bgr, param1, grey)
     support = own_rim_supports(elements, edges, scale)
     weak = [f"#{i}" for i, share in enumerate(support, start=1) if share < MIN_RIM_SUPPORT]
     if weak:
@@ -248,10 +265,10 @@ class CirclesProposer(CVProposer):
     ) -> tuple[list[Element], Review]:
         """Detection and self-check on one residue map (detection judges echoes on it)."""
         grey = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-        elements, looked = self.circles(image_bgr, grey, params)
+        elements, looked, edged = self.circles(image_bgr, grey, params)
         param1 = float(params["param1"])
         review = circle_review(
-            image_bgr, elements, self.review_params(params), param1, grey, looked
+            image_bgr, elements, self.review_params(params), param1, grey, looked, edged
         )
         return elements, review
 
@@ -263,18 +280,21 @@ class CirclesProposer(CVProposer):
 
     def circles(
         self, image_bgr: np.ndarray, grey: np.ndarray, params: dict[str, Any]
-    ) -> tuple[list[Element], tuple[Sizes, ContrastMap]]:
-        """:meth:`detect` (``grey``: the image in grey), and the residue map echoes were judged on.
+    ) -> tuple[list[Element], tuple[Sizes, ContrastMap], tuple[np.ndarray, np.ndarray, float]]:
+        """:meth:`detect` (``grey``: the image in grey), and the map and edges it judged echoes on.
 
-        The map is sized to all of Hough's circles; the self-check reads the same one.
+        The residue map is sized to all of Hough's circles; the self-check reads the same map
+        and the same half-size edges (:func:`._discs.half_edges`).
         """
         raw = self.hough(grey, params)
         looked = residue_map(
             image_bgr, [circle_box(*row) for row in raw], self.review_params(params), coarse=True
         )
-        found = _clip([circle_box(*row) for row in drop_echoes(raw, looked[1])], image_bgr.shape)
+        edged = half_edges(image_bgr, float(params["param1"]), grey)
+        kept = drop_echoes(raw, looked[1], edged[1:])
+        found = _clip([circle_box(*row) for row in kept], image_bgr.shape)
         found.sort(key=lambda e: (e.fields["center_px"][1], e.fields["center_px"][0]))
-        return found, looked
+        return found, looked, edged
 
     def hough(self, grey: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         """Rows ``(cx, cy, r)`` of Hough circles on the image in grey, strongest first."""

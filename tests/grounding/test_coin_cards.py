@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from groundeval.grounding._protocol import get_proposer
 from groundeval.grounding.proposers import _discs, yolo_coins
 from groundeval.grounding.proposers._cv import box
 from groundeval.grounding.proposers._residue import contrast_map
@@ -366,6 +367,32 @@ def test_a_coin_touching_two_found_blobs_is_flagged() -> None:
     x1, y1, x2, y2 = _discs.bounds(missed)
     assert x1 < 86.86 < x2 and y1 < 307.18 < y2  # the copper coin's centre
     assert "a looser vote finds" in missed.reason
+
+
+@pytest.mark.parametrize(
+    ("proposer", "style", "seed", "centre"),
+    [
+        # in-style hard 10307: a copper coin touching two found blobs; the loose circle on it
+        # reaches 0.3 px into one, rim 0.76
+        ("opencv.blobs", "in", 10307, (455.75, 73.94)),
+        # blind tuning 206783: the loose circle reaches 0.02 px into a found one, rim 0.85
+        ("opencv.circles", "blind", 206783, None),
+    ],
+)
+def test_a_coin_just_touching_a_found_one_is_flagged(
+    proposer: str, style: str, seed: int, centre: tuple[float, float] | None
+) -> None:
+    from groundeval.benchmarks.synthetic import blind, generate
+
+    s = generate("coins", "hard", seed) if style == "in" else blind.generate("coins", seed)
+    spec = GroundSpec(helper="boxes", proposer=proposer)
+    proposal = get_proposer(proposer).run(s.image_bgr, spec)
+    assert len(proposal.elements) < s.truth["count"]
+    loose = [u for u in proposal.unexplained if "a looser vote finds" in (u.reason or "")]
+    assert loose, proposal.unexplained
+    if centre is not None:
+        x1, y1, x2, y2 = _discs.bounds(loose[0])
+        assert x1 < centre[0] < x2 and y1 < centre[1] < y2
 
 
 def test_a_pencil_tip_beside_a_coin_is_doubted_by_the_blobs_sizes() -> None:

@@ -84,6 +84,26 @@ def test_a_circle_wholly_inside_a_stronger_one_is_an_echo() -> None:
     assert opencv_circles.drop_echoes(np.array([outer, ring]), _map(lit)).tolist() == [outer]
 
 
+def test_a_twin_shifted_onto_the_table_with_no_edge_is_an_echo_a_giant_is_not() -> None:
+    # in-style clean 10004: Hough's second circle on a coin, 44.6 px for 39.8 and shifted
+    # off its centre, ran its own arc over bare table; "6 coins" was withheld as nested
+    lit = np.zeros((240, 300), np.uint8)
+    cv2.circle(lit, (100, 120), 40, 255, -1)
+    edges = np.zeros_like(lit)
+    cv2.circle(edges, (100, 120), 40, 255, 3)  # the coin's rim, the only edge
+    coin, twin, giant = [100.0, 120.0, 40.0], [108.0, 112.0, 44.0], [100.0, 120.0, 110.0]
+    circles = np.array([coin, twin, giant])
+    assert opencv_circles.drop_echoes(circles, _map(lit)).tolist() == [coin, twin, giant]
+    kept = opencv_circles.drop_echoes(circles, _map(lit), (edges, 1.0))
+    assert kept.tolist() == [coin, giant]  # a far larger circle is no twin: its doubts stay
+    cv2.circle(edges, (108, 112), 44, 255, 3)  # the twin's own arc on an edge: a coin's
+    assert opencv_circles.drop_echoes(circles, _map(lit), (edges, 1.0)).tolist() == [
+        coin,
+        twin,
+        giant,
+    ]
+
+
 def test_in_style_coins_decided_are_counted_right() -> None:
     # the echoes were most of the in-style withholds; what is now decided must be right
     decided = 0

@@ -57,3 +57,23 @@ def test_halos_and_discs_the_frame_cuts_are_still_slivers() -> None:
     assert whole in kept and odd in kept
     assert cut not in kept and halo not in kept and thin not in kept
     assert all(t in kept for t in typical)
+
+
+def test_a_region_the_frame_cuts_is_refused_unless_a_whole_disc() -> None:
+    typical = [_region((100 + 90 * i, 200, 170 + 90 * i, 270), 3800.0) for i in range(4)]
+    corner = _region((591.0, 431.0, 639.0, 479.0), 1205.0)  # a right triangle in the corner
+    whole = _region((300.0, 1.0, 346.0, 47.0), 1600.0)  # a 46 px disc 1 px off the top
+    kept = opencv_contours.refuse_cut([*typical, corner, whole], (480, 640, 3))
+    assert kept[:4] == typical and kept[-1] == whole
+    assert kept[4].fields["radius_px"] is None
+    said = opencv_contours.refused_problems(kept)
+    assert said == ["element(s) #5 cut by the frame: size not measured"]
+
+
+def test_in_style_10379_table_in_the_corner_beyond_a_stick_is_no_coin() -> None:
+    # stop 54's in-style wrong (2 coins for 1): table beyond a dark stick in the image's
+    # corner, 0.75 of the coin's area, was counted
+    s = generate("coins", "hard", 10379)
+    proposal = opencv_contours.ContoursProposer().run(s.image_bgr, SPEC)
+    assert s.truth["count"] == 1 and len(proposal.elements) == 2
+    assert "element(s) #2 cut by the frame: size not measured" in proposal.problems

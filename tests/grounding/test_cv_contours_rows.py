@@ -16,6 +16,7 @@ from groundeval.benchmarks.synthetic import generate
 from groundeval.benchmarks.synthetic.outstyle import generate as generate_out
 from groundeval.grounding.proposers import opencv_contours
 from groundeval.grounding.proposers._cv import Review, box
+from groundeval.grounding.proposers._residue import Sizes
 from groundeval.programs._model import GroundSpec
 from groundeval.state import Element
 
@@ -93,6 +94,36 @@ def test_a_disc_in_the_mask_that_no_element_covers_is_unexplained() -> None:
     flagged = opencv_contours.mask_residue(mask, kept, params)
     assert len(flagged) == 1 and flagged[0].xyxy_px and flagged[0].xyxy_px[0] < 150
     assert opencv_contours.mask_residue(mask, found, params) == []
+
+
+def test_a_small_disc_a_box_notches_is_flagged_once_the_boxes_are_cleared() -> None:
+    # a small disc touching a large one is one mask region with it: the mask's look passes
+    # it by, cleared of the large box it is round again; a crescent left of a box is not
+    mask = np.zeros((480, 640), np.uint8)
+    cv2.circle(mask, (200, 240), 70, 255, -1)
+    cv2.circle(mask, (290, 240), 21, 255, -1)  # 1 px into the large disc's box
+    large = box((130.0, 170.0, 271.0, 311.0))
+    small = box((268.0, 218.0, 312.0, 262.0))
+    params = dict(Contours.defaults)
+    sizes = Sizes(min_area_px=400.0, max_area_px=60000.0, window_px=420.0)
+    assert opencv_contours.mask_residue(mask, [large], params) == []
+    (flagged,) = opencv_contours.cleared_mask_residue(mask, [large], sizes, params)
+    assert _holds(flagged, [290, 240])
+    assert opencv_contours.cleared_mask_residue(mask, [large, small], sizes, params) == []
+    tight = box((140.0, 180.0, 261.0, 301.0))  # a box 10 px inside the large disc's rim
+    assert opencv_contours.cleared_mask_residue(mask, [tight, small], sizes, params) == []
+
+
+def test_probe_110757_a_small_coin_dropped_as_a_speck_is_flagged() -> None:
+    # stop 54's fresh probe wrong (8 coins for 9): a copper coin of 0.13 the median coin's
+    # area touches a silver one; its watershed label fell under the speck cut
+    from groundeval.benchmarks.synthetic import probe
+
+    s = probe.generate("coins", 110757)
+    proposal = Contours().run(s.image_bgr, _spec())
+    assert len(proposal.elements) == s.truth["count"] - 1
+    x, y = 370.69, 609.73  # the copper coin's centre
+    assert [u for u in proposal.unexplained if _holds(u, [x, y])], proposal.unexplained
 
 
 def test_the_residue_looks_at_the_size_asked_for_not_the_retry_minimum() -> None:

@@ -309,15 +309,26 @@ def _loose_per_candidate(
         return []
     candidates = [_discs.circle_box(x / scale, y / scale, r / scale) for x, y, r in found]
     support = _discs.rim_supports(candidates, edges, scale)
+    look = _discs.LOOSE
     out = []
     for c, share in zip(candidates, support, strict=True):
         (cx, cy), r = c.fields["center_px"], float(c.fields["radius_px"])
-        hit = any(
-            float(np.hypot(cx - e.fields["center_px"][0], cy - e.fields["center_px"][1]))
-            < r + float(e.fields["radius_px"])
+        into = [  # how far the candidate reaches into each element's circle, and that radius
+            (
+                r
+                + float(e.fields["radius_px"])
+                - float(np.hypot(cx - e.fields["center_px"][0], cy - e.fields["center_px"][1])),
+                float(e.fields["radius_px"]),
+            )
             for e in elements
-        )
-        if share >= _discs.MIN_RIM_SUPPORT and not hit:
+        ]
+        if any(depth > look.max_overlap * min(r, other) for depth, other in into):
+            continue
+        clear = all(depth <= 0 for depth, _ in into)
+        touching = all(depth < _discs.TOUCH_PX for depth, _ in into)
+        if share >= look.min_rim and (
+            clear or (touching and share >= look.touch_rim) or share >= _discs.FULL_RIM
+        ):
             out.append(c)
     return out
 
