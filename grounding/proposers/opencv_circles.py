@@ -124,9 +124,12 @@ def drop_echoes(
             halo = np.array([cx, cy]) + ECHO_HALO * r * RIM_UNIT[outside]
             if _lit_share(halo, cmap) >= ECHO_INSIDE:
                 break
-            if edged is not None and max(r, kr) <= ECHO_TWIN * min(r, kr):
-                if rim_points_on(rim[outside], *edged).mean() < MIN_RIM_SUPPORT:
-                    break
+            if (
+                edged is not None
+                and max(r, kr) <= ECHO_TWIN * min(r, kr)  # a twin, whose own arc has no edge
+                and rim_points_on(rim[outside], *edged).mean() < MIN_RIM_SUPPORT
+            ):
+                break
         else:
             kept.append(i)
     return circles[kept]

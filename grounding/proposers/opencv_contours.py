@@ -358,8 +358,10 @@ def cleared_mask_residue(
     found: list[Element] = []
     for part in range(1, n):
         x, y, bw, bh, area = (int(v) for v in stats[part])
+        if area < sizes.min_area_px:
+            continue
         reach = [g for g in grown if g[0] < x + bw and x <= g[2] and g[1] < y + bh and y <= g[3]]
-        if area < sizes.min_area_px or not reach:
+        if not reach:
             continue
         left = (parts[y : y + bh, x : x + bw] == part).astype(np.uint8)
         for gx1, gy1, gx2, gy2 in reach:
@@ -955,5 +957,6 @@ def _round_part(
     contour = max(contours, key=cv2.contourArea)
     _, radius = cv2.minEnclosingCircle(contour)
     area = float(cv2.contourArea(contour))
-    hull = float(cv2.contourArea(cv2.convexHull(contour)))
-    return area >= roundness * np.pi * max(radius, 1e-6) ** 2 and area >= solidity * hull
+    if area < roundness * np.pi * max(radius, 1e-6) ** 2:
+        return False
+    return solidity <= 0 or area >= solidity * float(cv2.contourArea(cv2.convexHull(contour)))
