@@ -92,7 +92,8 @@ TABLE_CORE = 2.5
 hole, 1-2 from the table, taken for a blob (the ring, under ``SHAPE_CONTRAST`` from it, is
 no object to the hollow look). The 6531 boxes of coins that ``yolo.coins``, ``opencv.circles``
 and ``opencv.blobs`` found on tuning seeds (probe 0-149, blind 0-149, out-of-style
-600000-600149, in-style 1000-1029) lay 3.3 and more from it."""
+600000-600149, in-style 1000-1029) lay 3.3 and more from it; the coins ``opencv.contours``
+counted right on 1714 tuning images, 5.7 and more (blind 208939's ring hole: 1.4)."""
 FAR_TABLE_RADII = (1.7, 2.1)
 """The table beyond a disc is read on 36 points on each of circles this many radii wide
 (clear of its rim and shadow; their median, so a neighbouring coin's arc does not count)."""
@@ -103,8 +104,6 @@ def unlike_discs(
     elements: list[Element],
     what: str,
     metal_hues_deg: tuple[float, float] | None = None,
-    *,
-    holes: bool = True,
 ) -> list[str]:
     """Boxes of discs (``what``) whose object is a rectangle (a note, a card) or hollow (a ring).
 
@@ -115,9 +114,9 @@ def unlike_discs(
     rectangle, a square all of it; a coin covers its box's core, a ring only its rim.
     ``metal_hues_deg`` (for coins): an object of a clear colour (``METAL_GREY_CHROMA``)
     whose Lab hue lies outside this span, as a red or blue paper clip's does, is no coin.
-    Nor is a faint copy of the disc just above it (:func:`faint_copies`: a reflection), nor,
-    with ``holes``, a disc whose core is the table's colour (:func:`core_table_gap`: a ring's
-    inside; proposers that cut objects from the table by contrast need not ask).
+    Nor is a faint copy of the disc just above it (:func:`faint_copies`: a reflection), nor a
+    disc whose core is the table's colour (:func:`core_table_gap`: a ring's inside; contours
+    fill a thin ring's dark inner edge into a disc of table, blind 208939).
     """
     problems: list[str] = []
     for i, e in enumerate(elements, start=1):
@@ -136,7 +135,7 @@ def unlike_discs(
         doubt = doubt or _hollow(ink, radii_sq, core)
         if not doubt and metal_hues_deg is not None:
             doubt = _colour_doubt(crop, ink, radii_sq, metal_hues_deg)
-        if not doubt and holes:
+        if not doubt:
             gap = core_table_gap(image_bgr, crop, core, xyxy)
             if gap < TABLE_CORE:
                 doubt = f"a hole (its core {gap:.1f} from the table beyond it: a ring's inside?)"

@@ -47,8 +47,9 @@ opens necks about a radius wide (``WIDE_DIVISOR``); a seventh asks Hough for cir
 size of the elements with a rim on an edge nearly all round (:data:`._discs.COIN_SIZED`: a
 silver coin on a pale sweep, which no contrast look sees). Refused elements, more
 than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
-object is a rectangle or hollow (a note, a ring: :func:`._discs.unlike_discs`), or whose box
-holds no edge in grey or colour (bokeh: :func:`._discs.edgeless_boxes`) are ``problems``,
+object is a rectangle, hollow or the table (a note, a ring, a ring's inside:
+:func:`._discs.unlike_discs`), or whose box holds no edge in grey or colour (bokeh:
+:func:`._discs.edgeless_boxes`) are ``problems``,
 and so are the peer look's misfits (:mod:`._peers`), among them a region far larger than
 the round one in it and than its peers (a cloudy table grown around a coin).
 The residue looks for objects of the size the spec asked for, never a retry's halved
@@ -253,7 +254,7 @@ class ContoursProposer(CVProposer):
             half, edges, scale = half_edges(image_bgr, param1)
             rims = loose_circles(half, elements, HOUGH_VOTE, edges, scale, COIN_SIZED)
             review.unexplained = merge_found(review.unexplained, rims)
-            review.problems += unlike_discs(image_bgr, elements, "element", holes=False)
+            review.problems += unlike_discs(image_bgr, elements, "element")
             review.problems += edgeless_boxes(image_bgr, elements, "element", edges, scale, param1)
         return with_peer_checks(review, cmap, elements, "element", segmented=True)
 

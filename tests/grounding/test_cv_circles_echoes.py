@@ -114,3 +114,20 @@ def test_in_style_coins_decided_are_counted_right() -> None:
             decided += 1
             assert count == scene.truth["count"], seed
     assert decided >= 5
+
+
+def test_a_larger_shifted_circle_round_a_coins_inner_ring_is_an_echo() -> None:
+    # in-style clean 1091: Hough's strongest circle on a gold coin was its inner ring
+    # (28.5 px), the next a 42 px circle shifted off the coin, its own arc on the table
+    # (1.47 times the ring: no twin under stop 55's 1.25); "8 coins" for 7 was withheld
+    scene = generate("coins", "clean", 1091)
+    count, problems, unexplained = _run(scene.image_bgr)
+    assert (count, problems, unexplained) == (scene.truth["count"], [], 0)
+    lit = np.zeros((240, 300), np.uint8)
+    cv2.circle(lit, (100, 120), 40, 255, -1)
+    edges = np.zeros_like(lit)
+    cv2.circle(edges, (100, 120), 40, 255, 3)
+    cv2.circle(edges, (100, 120), 28, 255, 3)  # the inner ring, Hough's strongest
+    ring, shifted = [100.0, 120.0, 28.0], [106.0, 108.0, 42.0]
+    kept = opencv_circles.drop_echoes(np.array([ring, shifted]), _map(lit), (edges, 1.0))
+    assert kept.tolist() == [ring]

@@ -9,11 +9,13 @@ is as solid and as short as a disc. A disc fills 0.79 of its turned bounding rec
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
 
-from groundeval.benchmarks.synthetic import probe
+from groundeval.benchmarks.synthetic import blind, probe
 from groundeval.grounding.proposers import opencv_contours
 from groundeval.programs._model import GroundSpec
 
@@ -56,9 +58,22 @@ def test_a_gold_ring_cut_out_as_a_disc_is_doubted() -> None:
     # ring's region, holes filled, is a disc, and it was counted as a second coin
     s = probe.generate("coins", 79)
     assert 79 < probe.REPORT_SEED0 and len(s.truth["coins"]) == 1
-    ring = next(d["xyxy_px"] for d in s.truth["distractors"] if d["kind"] == "ring")
-    proposal = opencv_contours.ContoursProposer().run(s.image_bgr, SPEC)
-    (doubt,) = [p for p in proposal.problems if "hollow" in p]
+    _assert_ring_doubted(s, "hollow")
+
+
+def test_a_thin_rings_hole_filled_into_a_disc_is_doubted() -> None:
+    # blind tuning seed 208939: one gold coin and a thin grey ring on a pale sweep; the
+    # ring's dark inner edge, filled, is a disc of table inside it, counted as a second coin
+    s = blind.generate("coins", 208939)
+    assert len(s.truth["coins"]) == 1  # a fresh seed of stop 55, tuned on since
+    _assert_ring_doubted(s, "a hole")
+
+
+def _assert_ring_doubted(scene: Any, doubt_word: str) -> None:
+    """One problem with ``doubt_word`` names the element whose box centre lies in the ring."""
+    ring = next(d["xyxy_px"] for d in scene.truth["distractors"] if d["kind"] == "ring")
+    proposal = opencv_contours.ContoursProposer().run(scene.image_bgr, SPEC)
+    (doubt,) = [p for p in proposal.problems if doubt_word in p]
     number = int(doubt.split("#")[1].split()[0])
     x1, y1, x2, y2 = proposal.elements[number - 1].xyxy_px or [0, 0, 0, 0]
     assert ring[0] <= (x1 + x2) / 2 <= ring[2] and ring[1] <= (y1 + y2) / 2 <= ring[3]
