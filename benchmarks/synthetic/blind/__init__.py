@@ -10,7 +10,10 @@ a look nobody tuned on. It was written by a separate session from a description 
 probe style's looks alone, so it shares that style's brief but none of its code. The
 programs are the in-style kinds' own.
 
-Seeds below :data:`REPORT_SEED0` may be looked at and tuned on; report from it up.
+Seeds below :data:`REPORT_SEED0` may be looked at and tuned on; report from it up. Each
+working session counts once on a fresh range above it, then tunes on that range's wrongs,
+so counted ranges are tuning seeds too (202000-209199 by stop 56; the README's "Fresh
+counts, stop by stop" lists them): report only on seeds above the last one counted.
 """
 
 from groundeval.benchmarks.synthetic.blind._suite import (

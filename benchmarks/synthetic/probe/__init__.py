@@ -8,7 +8,10 @@ rims, numerals and highlights (five metals, bimetal too); pens, paper clips, sti
 notes, rings and bokeh discs beside them; noise, vignettes, JPEG 55-95. Sizes from
 512x512 to 1024x768, portrait too. The programs are the in-style kinds' programs.
 
-Seeds below :data:`REPORT_SEED0` may be looked at and tuned on; report from it up.
+Seeds below :data:`REPORT_SEED0` may be looked at and tuned on; report from it up. Each
+working session counts once on a fresh range above it, then tunes on that range's wrongs,
+so counted ranges are tuning seeds too (104000-111199 by stop 56; the README's "Fresh
+counts, stop by stop" lists them): report only on seeds above the last one counted.
 """
 
 from groundeval.benchmarks.synthetic.probe._suite import (
