@@ -105,7 +105,7 @@ def unlike_discs(
     what: str,
     metal_hues_deg: tuple[float, float] | None = None,
 ) -> list[str]:
-    """Boxes of discs (``what``) whose object is a rectangle (a note, a card) or hollow (a ring).
+    """Boxes of discs (``what``) whose object is a rectangle (a note), hollow (a ring) or table.
 
     Detectors take a yellow note or a gold ring for a coin (the coin network scores them
     0.85-0.93; blobs and Hough circles take them too). The object is what differs from the

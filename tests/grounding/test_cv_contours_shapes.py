@@ -9,13 +9,12 @@ is as solid and as short as a disc. A disc fills 0.79 of its turned bounding rec
 
 from __future__ import annotations
 
-from typing import Any
-
 import cv2
 import numpy as np
 import pytest
 
 from groundeval.benchmarks.synthetic import blind, probe
+from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.grounding.proposers import opencv_contours
 from groundeval.programs._model import GroundSpec
 
@@ -69,7 +68,7 @@ def test_a_thin_rings_hole_filled_into_a_disc_is_doubted() -> None:
     _assert_ring_doubted(s, "a hole")
 
 
-def _assert_ring_doubted(scene: Any, doubt_word: str) -> None:
+def _assert_ring_doubted(scene: Scene, doubt_word: str) -> None:
     """One problem with ``doubt_word`` names the element whose box centre lies in the ring."""
     ring = next(d["xyxy_px"] for d in scene.truth["distractors"] if d["kind"] == "ring")
     proposal = opencv_contours.ContoursProposer().run(scene.image_bgr, SPEC)
