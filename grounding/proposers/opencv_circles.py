@@ -62,6 +62,7 @@ from groundeval.grounding.proposers._discs import (
     unlike_discs,
     without_cards,
     without_sticks_or_cards,
+    without_table_cores,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
@@ -209,7 +210,7 @@ def circle_review(
             "coins, not discs?)"
         )
     loose = loose_circles(half, elements, params, edges, scale)
-    loose = without_sticks_or_cards(image_bgr, loose, elements)
+    loose = without_table_cores(image_bgr, without_sticks_or_cards(image_bgr, loose, elements))
     review.unexplained = merge_found(review.unexplained, loose)
     review.problems += unlike_discs(image_bgr, elements, "circle", metal_span(params))
     review.problems += spread_sizes(elements, "circle")
@@ -402,7 +403,7 @@ class BlobsProposer(CVProposer):
         param1 = float(HOUGH_VOTE["param1"])
         half, edges, scale = half_edges(image_bgr, param1, grey)
         loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
-        loose = without_sticks_or_cards(image_bgr, loose, elements)
+        loose = without_table_cores(image_bgr, without_sticks_or_cards(image_bgr, loose, elements))
         review.unexplained = merge_found(review.unexplained, loose)
         if elements:
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))

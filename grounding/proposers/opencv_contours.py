@@ -45,7 +45,9 @@ the elements' boxes are cleared from it (a small coin touching a large one, lost
 a sixth, as for circles,
 opens necks about a radius wide (``WIDE_DIVISOR``); a seventh asks Hough for circles the
 size of the elements with a rim on an edge nearly all round (:data:`._discs.COIN_SIZED`: a
-silver coin on a pale sweep, which no contrast look sees). Refused elements, more
+silver coin on a pale sweep, which no contrast look sees). A region the contrast looks
+flag that is a card or a stick's stub is no object missed while rectangles are not counted
+(``max_rect_fill`` under 1: :func:`._discs.without_sticks_or_cards`). Refused elements, more
 than ``MAX_OBJECTS`` elements, two boxes holding each other's centre, or an element whose
 object is a rectangle, hollow or the table (a note, a ring, a ring's inside:
 :func:`._discs.unlike_discs`), or whose box holds no edge in grey or colour (bokeh:
@@ -81,6 +83,7 @@ from groundeval.grounding.proposers._discs import (
     half_edges,
     loose_circles,
     unlike_discs,
+    without_sticks_or_cards,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import (
@@ -236,19 +239,22 @@ class ContoursProposer(CVProposer):
         """:meth:`self_check` given the detector's foreground ``mask``."""
         sizes, cmap = residue_map(image_bgr, elements, params)
         review = round_residue(image_bgr, elements, params, "element", (sizes, cmap))
+        review.unexplained = merge_found(review.unexplained, solid_residue(cmap, elements, sizes))
+        if elements:
+            # as for circles: a coin joined to a found one by a broad neck; a ring or a note
+            # cut out of the table as a disc
+            wide = opened_residue(cmap, elements, sizes, "element", WIDE_DIVISOR)
+            review.unexplained = merge_found(review.unexplained, wide)
+        if params["max_rect_fill"] < 1:  # a card or a stick's stub is no object counted here
+            review.unexplained = without_sticks_or_cards(image_bgr, review.unexplained, elements)
         parts = cv2.connectedComponentsWithStats(mask)  # both mask looks read them
         for extra in (
-            solid_residue(cmap, elements, sizes),
             mask_residue(mask, elements, params, parts),
             cleared_mask_residue(mask, elements, sizes, params, parts),
         ):
             review.unexplained = merge_found(review.unexplained, extra)
         review.problems.extend(refused_problems(elements))
         if elements:
-            # as for circles: a coin joined to a found one by a broad neck; a ring or a note
-            # cut out of the table as a disc
-            wide = opened_residue(cmap, elements, sizes, "element", WIDE_DIVISOR)
-            review.unexplained = merge_found(review.unexplained, wide)
             # a coin the contrast looks miss (silver on a pale sweep) still has a rim
             param1 = float(HOUGH_VOTE["param1"])
             half, edges, scale = half_edges(image_bgr, param1)

@@ -16,6 +16,7 @@ import pytest
 from groundeval.benchmarks.synthetic import blind, probe
 from groundeval.benchmarks.synthetic._common import Scene
 from groundeval.grounding.proposers import opencv_contours
+from groundeval.grounding.proposers._discs import circle_box, unlike_discs
 from groundeval.programs._model import GroundSpec
 
 SPEC = GroundSpec(helper="boxes", proposer="opencv.contours")
@@ -66,6 +67,33 @@ def test_a_thin_rings_hole_filled_into_a_disc_is_doubted() -> None:
     s = blind.generate("coins", 208939)
     assert len(s.truth["coins"]) == 1  # a fresh seed of stop 55, tuned on since
     _assert_ring_doubted(s, "a hole")
+
+
+def test_a_round_piece_cut_out_of_a_coins_reflection_is_doubted() -> None:
+    # probe 111128 (stop 56's fresh wrong, tuned on since): a silver coin on a glossy dark
+    # backdrop; contours cut a round piece, 0.65 of the coin's radius, out of its dim
+    # reflection and counted it as a second coin
+    s = probe.generate("coins", 111128)
+    reflection = next(d["xyxy_px"] for d in s.truth["distractors"] if d["kind"] == "reflection")
+    proposal = opencv_contours.ContoursProposer().run(s.image_bgr, SPEC)
+    (doubt,) = [p for p in proposal.problems if "faint copy" in p]
+    number = int(doubt.split("#")[1].split()[0])
+    x1, y1, x2, y2 = proposal.elements[number - 1].xyxy_px or [0, 0, 0, 0]
+    assert reflection[0] <= (x1 + x2) / 2 <= reflection[2]
+    assert reflection[1] <= (y1 + y2) / 2 <= y2
+
+
+def test_only_a_faint_disc_inside_a_discs_mirror_image_is_its_reflection() -> None:
+    img = np.full((400, 300, 3), 40, np.uint8)
+    cv2.circle(img, (150, 100), 50, (200, 200, 205), -1, cv2.LINE_AA)
+    cv2.circle(img, (150, 100), 38, (120, 120, 125), 3, cv2.LINE_AA)
+    # a dim piece of its mirror image (centred 2 radii below, off its line), and the same
+    # piece as far below, beside the mirror image: a dim coin of its own
+    cv2.circle(img, (135, 200), 30, (52, 52, 54), -1, cv2.LINE_AA)
+    cv2.circle(img, (235, 200), 30, (52, 52, 54), -1, cv2.LINE_AA)
+    discs = [circle_box(150, 100, 50), circle_box(135, 200, 30), circle_box(235, 200, 30)]
+    (doubt,) = unlike_discs(img, discs, "coin")
+    assert doubt.startswith("coin #2 is a faint copy")
 
 
 def _assert_ring_doubted(scene: Scene, doubt_word: str) -> None:
