@@ -80,7 +80,7 @@ def test_a_round_piece_cut_out_of_a_coins_reflection_is_doubted() -> None:
     number = int(doubt.split("#")[1].split()[0])
     x1, y1, x2, y2 = proposal.elements[number - 1].xyxy_px or [0, 0, 0, 0]
     assert reflection[0] <= (x1 + x2) / 2 <= reflection[2]
-    assert reflection[1] <= (y1 + y2) / 2 <= y2
+    assert reflection[1] <= (y1 + y2) / 2 <= reflection[3]
 
 
 def test_only_a_faint_disc_inside_a_discs_mirror_image_is_its_reflection() -> None:
