@@ -297,18 +297,9 @@ def _card_within(
         or (by + bh >= ch and bottom < h)
     ):
         return None  # it runs on past the margin (an image edge may cut it)
-    hull = cv2.convexHull(largest)
+    # the cheap tests first (round, not one colour), the shapes of GEOS last
     (_, _), radius = cv2.minEnclosingCircle(largest)
     area = float(cv2.contourArea(largest))
-    image_px = shapely.box(-left / step, -top / step, (w - left) / step, (h - top) / step)
-    # an ellipse flattened to a line (a sliver's box) is no polygon GEOS can join: made valid
-    discs = shapely.union_all(
-        [shapely.make_valid(shapely.Polygon(p)) for p in erased if len(p) > 2]
-    )
-    if _rect_fill(hull, discs, image_px) < CARD_FILL:
-        return False
-    if area + _covered_bite(largest, hull, discs) < CARD_SOLIDITY * cv2.contourArea(hull):
-        return False
     if area >= CARD_ROUNDNESS * np.pi * radius**2:
         return False
     inside = cv2.erode(outline, np.ones((5, 5), np.uint8))  # off its edge and shadow
@@ -318,7 +309,17 @@ def _card_within(
     lightness, a, b = (float(round(v)) for v in masked_medians(crop, (0, 1, 2), inside, count))
     odd = above(lab_distance(crop, (lightness, a, b, 0.0), squared=True), SHAPE_CONTRAST**2)
     odd &= inside
-    return bool(cv2.countNonZero(odd) < CARD_ODD * count)
+    if cv2.countNonZero(odd) >= CARD_ODD * count:
+        return False
+    hull = cv2.convexHull(largest)
+    image_px = shapely.box(-left / step, -top / step, (w - left) / step, (h - top) / step)
+    # an ellipse flattened to a line (a sliver's box) is no polygon GEOS can join: made valid
+    discs = shapely.union_all(
+        [shapely.make_valid(shapely.Polygon(p)) for p in erased if len(p) > 2]
+    )
+    if _rect_fill(hull, discs, image_px) < CARD_FILL:
+        return False
+    return area + _covered_bite(largest, hull, discs) >= CARD_SOLIDITY * cv2.contourArea(hull)
 
 
 STICK_GRAIN = 0.5
