@@ -226,28 +226,21 @@ def without_sticks_or_cards(
     )
 
 
-def without_table_cores(image_bgr: np.ndarray, circles: list[Element]) -> list[Element]:
-    """The loose look's circles (:func:`loose_circles`) whose core is not the table's colour.
+def loose_misses(
+    image_bgr: np.ndarray, circles: list[Element], found: list[Element]
+) -> list[Element]:
+    """The loose look's circles (:func:`loose_circles`) that may be coins missed.
 
-    A looser vote closes circles on the table between coins, on a coin's shadow and on a
-    stick's bend; their core is the table beyond them (under ``TABLE_CORE``), which no coin's
-    is. With the longer stick test (``STICK_ACROSS``) this took first proposals on the 1,300
-    in-style tuning images from 1,010 to 1,041 right for ``opencv.blobs`` and from 942 to
-    959 for ``opencv.circles``; on 2,000 probe and blind tuning images blobs gained 8, and
-    nothing turned wrong.
+    Not one whose core is the table beyond it (under ``TABLE_CORE``, as no coin's is: a
+    looser vote closes circles on the table between coins, on a coin's shadow and on a
+    stick's bend), read first as it is the cheap test; then no stick and no card
+    (:func:`without_sticks_or_cards`). The table-core test, with the longer stick test
+    (``STICK_ACROSS``), took first proposals on the 1,300 in-style tuning images from 1,010
+    to 1,041 right for ``opencv.blobs`` and from 942 to 959 for ``opencv.circles``; on 2,000
+    probe and blind tuning images blobs gained 8, and nothing turned wrong (stop 57).
     """
-    kept = []
-    for c in circles:
-        xyxy = bounds(c)
-        side = max(xyxy[2] - xyxy[0], xyxy[3] - xyxy[1])
-        read = _box_ink(image_bgr, xyxy, max(2, round(side / 6)))
-        if read is not None:
-            crop, ink, inside = read
-            core = _box_radii(ink.shape, inside) < 0.25
-            if core_table_gap(image_bgr, crop, core, xyxy) < TABLE_CORE:
-                continue
-        kept.append(c)
-    return kept
+    cored = [c for c in circles if _core_gap(image_bgr, bounds(c)) >= TABLE_CORE]
+    return without_sticks_or_cards(image_bgr, cored, found)
 
 
 CARD_MARGINS = (1 / 6, 0.5, 1.0, 2.0, 4.0)
@@ -693,13 +686,12 @@ def core_table_gap(
     return float(np.linalg.norm(pixel_median(pixels) - pixel_median(far.reshape(-1, 3))))
 
 
-def _box_ink(
+def _box_crop(
     image_bgr: np.ndarray, xyxy: tuple[float, float, float, float], m: int
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]] | None:
-    """A box and a margin ``m`` px wide, shrunk to ``SHAPE_SIDE_PX``: Lab crop, ink, the box in it.
+) -> tuple[np.ndarray, tuple[float, float, float, float], int] | None:
+    """A box and a margin ``m`` px wide, shrunk to ``SHAPE_SIDE_PX``: Lab crop, box, step.
 
-    Ink is what differs from the table (:func:`_table_ink`, read on the margin); ``None``
-    when the window is too small to read.
+    The box in the crop's pixels; ``None`` when the window is too small to read.
     """
     x1, y1, x2, y2 = xyxy
     h, w = image_bgr.shape[:2]
@@ -710,7 +702,34 @@ def _box_ink(
     step = max(1, math.ceil(max(x2 - x1, y2 - y1) / SHAPE_SIDE_PX))
     crop = cv2.cvtColor(shrink(view, step), cv2.COLOR_BGR2LAB)
     inside = ((x1 - left) / step, (y1 - top) / step, (x2 - left) / step, (y2 - top) / step)
+    return crop, inside, step
+
+
+def _box_ink(
+    image_bgr: np.ndarray, xyxy: tuple[float, float, float, float], m: int
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]] | None:
+    """:func:`_box_crop`'s Lab crop, its ink and the box in it.
+
+    Ink is what differs from the table (:func:`_table_ink`, read on the margin).
+    """
+    read = _box_crop(image_bgr, xyxy, m)
+    if read is None:
+        return None
+    crop, inside, step = read
     return crop, _table_ink(crop, max(2, round(m / step))), inside
+
+
+def _core_gap(image_bgr: np.ndarray, xyxy: tuple[float, float, float, float]) -> float:
+    """:func:`core_table_gap` of a box read alone (``inf`` when too small to read).
+
+    Read as :func:`unlike_discs` reads it: the box with a margin a sixth of its side.
+    """
+    side = max(xyxy[2] - xyxy[0], xyxy[3] - xyxy[1])
+    read = _box_crop(image_bgr, xyxy, max(2, round(side / 6)))
+    if read is None:
+        return math.inf
+    crop, inside, _ = read
+    return core_table_gap(image_bgr, crop, _box_radii(crop.shape, inside) < 0.25, xyxy)
 
 
 RECT_SEEN = 0.4

@@ -15,8 +15,8 @@ compact, clearly lit ones of a circle's size (a coin one region with a table lin
 circles a looser Hough vote finds on an edge that nothing found overlaps, or reaches into
 with its rim on an edge all round, or touches (under ``TOUCH_PX``) with most of it on one
 (a coin the colour of the table, seen only by its rim, or one touching found ones; for
-blobs also when none was found, and for both not one on a stick's bend or a card's corner:
-:func:`._discs.without_sticks_or_cards`), though a region of the
+blobs also when none was found, and for both not one over bare table, on a stick's bend or
+on a card's corner: :func:`._discs.loose_misses`), though a region of the
 contrast looks whose object is a flat-coloured rectangle is a card, not a coin
 (:func:`._discs.without_cards`); more than 60 circles, two circles
 holding each other's centre, or circles with under 35 % of their rim on an image edge
@@ -55,14 +55,13 @@ from groundeval.grounding.proposers._discs import (
     edgeless_boxes,
     half_edges,
     loose_circles,
+    loose_misses,
     metal_span,
     rim_points,
     rim_points_on,
     spread_sizes,
     unlike_discs,
     without_cards,
-    without_sticks_or_cards,
-    without_table_cores,
 )
 from groundeval.grounding.proposers._peers import with_peer_checks
 from groundeval.grounding.proposers._residue import ContrastMap, Sizes, merge_found
@@ -210,7 +209,7 @@ def circle_review(
             "coins, not discs?)"
         )
     loose = loose_circles(half, elements, params, edges, scale)
-    loose = without_table_cores(image_bgr, without_sticks_or_cards(image_bgr, loose, elements))
+    loose = loose_misses(image_bgr, loose, elements)
     review.unexplained = merge_found(review.unexplained, loose)
     review.problems += unlike_discs(image_bgr, elements, "circle", metal_span(params))
     review.problems += spread_sizes(elements, "circle")
@@ -403,7 +402,7 @@ class BlobsProposer(CVProposer):
         param1 = float(HOUGH_VOTE["param1"])
         half, edges, scale = half_edges(image_bgr, param1, grey)
         loose = loose_circles(half, elements, HOUGH_VOTE, edges, scale)
-        loose = without_table_cores(image_bgr, without_sticks_or_cards(image_bgr, loose, elements))
+        loose = loose_misses(image_bgr, loose, elements)
         review.unexplained = merge_found(review.unexplained, loose)
         if elements:
             review.problems += unlike_discs(image_bgr, elements, "blob", metal_span(params))

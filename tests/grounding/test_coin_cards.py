@@ -156,7 +156,7 @@ def test_the_loose_looks_circles_over_bare_table_are_dropped_and_coins_kept():
     silver = box((75, 125, 125, 175), reason="a circle a looser vote finds")
     faint = box((275, 125, 325, 175), reason="a circle a looser vote finds")
     bare = box((175, 40, 225, 90), reason="a circle a looser vote finds")
-    assert _discs.without_table_cores(img, [silver, bare, faint]) == [silver, faint]
+    assert _discs.loose_misses(img, [silver, bare, faint], []) == [silver, faint]
 
 
 def test_table_hunches_are_doubts_over_bare_table_not_over_a_coin_with_a_rim():
@@ -287,7 +287,7 @@ def test_a_coins_ring_or_rim_beside_a_stick_keeps_it_from_being_a_stick():
         ("yolo.coins", 10080, "a box the detector scored"),
         ("yolo.coins", 10468, "a box the detector scored"),
         # ... and the loose look's circles over bare table beside sticks and cards, whose
-        # core is the table's colour (without_table_cores)
+        # core is the table's colour (loose_misses)
         ("opencv.blobs", 10061, "a looser vote finds"),
         ("opencv.blobs", 10093, "a looser vote finds"),
         ("opencv.circles", 10054, "a looser vote finds"),
